@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/goldset/goldset/manifests"
+	"github.com/goldset/goldset/suite"
+)
+
+type listOptions struct {
+	suites []string
+	json   bool
+	cases  bool
+}
+
+func newListCmd(s *streams) *cobra.Command {
+	var o listOptions
+	cmd := &cobra.Command{
+		Use:   "list [SUITE...]",
+		Short: "List the embedded suites, their versions and cases with sizes",
+		Example: `  goldset list
+  goldset list stage2-paged --cases
+  goldset list --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.suites = args
+			return runList(cmd.Context(), o, s.out)
+		},
+	}
+	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&o.cases, "cases", false, "list every case")
+	return cmd
+}
+
+type listCase struct {
+	ID    string `json:"id"`
+	Op    string `json:"op"`
+	Split string `json:"split"`
+	Bytes int64  `json:"bytes"`
+}
+
+type listSuite struct {
+	Name        string     `json:"name"`
+	Version     string     `json:"version"`
+	Description string     `json:"description"`
+	Bytes       int64      `json:"bytes"`
+	Splits      []string   `json:"splits"`
+	Cases       []listCase `json:"cases"`
+}
+
+func runList(ctx context.Context, o listOptions, w io.Writer) error {
+	all, err := manifests.Suites()
+	if err != nil {
+		return err
+	}
+	var rs []*manifests.Recipe
+	if len(o.suites) == 0 {
+		rs = all
+	} else {
+		for _, n := range o.suites {
+			r, err := manifests.LookupSuite(n)
+			if err != nil {
+				return usageError{err}
+			}
+			rs = append(rs, r)
+		}
+	}
+	var out []listSuite
+	for _, r := range rs {
+		ls := listSuite{Name: r.Name, Version: r.Version, Description: r.Description}
+		seen := map[string]bool{}
+		for _, c := range r.Cases {
+			n, err := suite.EstimateBytes(c)
+			if err != nil {
+				return fmt.Errorf("suite %s: %w", r.Name, err)
+			}
+			ls.Cases = append(ls.Cases, listCase{ID: c.ID, Op: c.Op, Split: c.Split, Bytes: n})
+			ls.Bytes += n
+			if !seen[c.Split] {
+				seen[c.Split] = true
+				ls.Splits = append(ls.Splits, c.Split)
+			}
+		}
+		out = append(out, ls)
+	}
+	if o.json {
+		b, _ := json.MarshalIndent(out, "", "  ")
+		fmt.Fprintf(w, "%s\n", b)
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SUITE\tVERSION\tCASES\tSIZE\tSPLITS")
+	for _, s := range out {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t~%s\t%v\n", s.Name, s.Version, len(s.Cases), humanBytes(s.Bytes), s.Splits)
+	}
+	tw.Flush()
+	if o.cases {
+		for _, s := range out {
+			fmt.Fprintf(w, "\n%s %s: %s\n", s.Name, s.Version, s.Description)
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			for _, c := range s.Cases {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t~%s\n", c.ID, c.Op, c.Split, humanBytes(c.Bytes))
+			}
+			tw.Flush()
+		}
+	}
+	return nil
+}

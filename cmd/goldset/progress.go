@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/goldset/goldset/suite"
+)
+
+// progress renders build events: a rewritten status line on a terminal,
+// plain lines (one per case) otherwise, nothing with --quiet.
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	name  string
+	quiet bool
+	tty   bool
+	start time.Time
+	last  time.Time
+	shown bool
+}
+
+func newProgress(w io.Writer, name string, quiet bool) *progress {
+	p := &progress{w: w, name: name, quiet: quiet, start: time.Now()}
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *progress) update(ev suite.Event) {
+	if p.quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	el := time.Since(p.start)
+	eta := ""
+	if ev.Bytes > 0 && ev.TotalBytes > ev.Bytes {
+		rem := time.Duration(float64(el) * float64(ev.TotalBytes-ev.Bytes) / float64(ev.Bytes))
+		eta = fmt.Sprintf(", ETA %s", rem.Round(time.Second))
+	}
+	line := fmt.Sprintf("%s: %d/%d cases, %s of ~%s%s", p.name, ev.CasesDone, ev.CasesTotal, humanBytes(ev.Bytes), humanBytes(ev.TotalBytes), eta)
+	if p.tty {
+		if time.Since(p.last) < 100*time.Millisecond && !ev.CaseDone {
+			return
+		}
+		p.last = time.Now()
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		p.shown = true
+		return
+	}
+	if ev.CaseDone {
+		fmt.Fprintf(p.w, "%s (done %s)\n", line, ev.Case)
+	}
+}
+
+func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

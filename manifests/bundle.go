@@ -1,0 +1,315 @@
+package manifests
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+const (
+	tmpMarker = ".goldset-tmp-"
+	oldMarker = ".goldset-old-"
+)
+
+// ErrNotBundle is returned when a target directory exists and is not a
+// goldset bundle, so replacing it could destroy unrelated data.
+var ErrNotBundle = errors.New("target exists and is not a goldset bundle")
+
+// BundleWriter writes a bundle atomically: files go into a temporary
+// sibling directory that Commit renames onto the target.
+type BundleWriter struct {
+	mu    sync.Mutex
+	files []string // written files, fsynced together at Commit
+	final string
+	tmp   string
+	done  bool
+	// Cleaned lists stale temporary directories removed when the writer
+	// was created (left by killed runs).
+	Cleaned []string
+}
+
+// CreateBundle prepares an atomic write of the bundle directory dir.
+func CreateBundle(dir string) (*BundleWriter, error) {
+	dir = filepath.Clean(dir)
+	parent, base := filepath.Split(dir)
+	if parent == "" {
+		parent = "."
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("manifests: create %q: %w", parent, err)
+	}
+	if err := checkReplaceable(dir); err != nil {
+		return nil, err
+	}
+	bw := &BundleWriter{final: dir}
+	bw.Cleaned = cleanStale(parent, base)
+	var rnd [6]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return nil, err
+	}
+	bw.tmp = filepath.Join(parent, "."+base+tmpMarker+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(rnd[:]))
+	if err := os.Mkdir(bw.tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("manifests: create temporary bundle directory: %w", err)
+	}
+	return bw, nil
+}
+
+func checkReplaceable(dir string) error {
+	fi, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("manifests: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("manifests: %q: %w (it is a file)", dir, ErrNotBundle)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err == nil {
+		return nil
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("manifests: %w", err)
+	}
+	if len(ents) > 0 {
+		return fmt.Errorf("manifests: %q: %w (no manifest.json; refusing to replace it)", dir, ErrNotBundle)
+	}
+	return nil
+}
+
+// cleanStale removes temporaries of base left by processes that are gone.
+func cleanStale(parent, base string) []string {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return nil
+	}
+	var cleaned []string
+	for _, e := range ents {
+		name := e.Name()
+		var rest string
+		switch {
+		case strings.HasPrefix(name, "."+base+tmpMarker):
+			rest = strings.TrimPrefix(name, "."+base+tmpMarker)
+		case strings.HasPrefix(name, "."+base+oldMarker):
+			rest = strings.TrimPrefix(name, "."+base+oldMarker)
+		default:
+			continue
+		}
+		pidStr, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil || pid <= 0 || processAlive(pid) {
+			continue
+		}
+		p := filepath.Join(parent, name)
+		if os.RemoveAll(p) == nil {
+			cleaned = append(cleaned, p)
+		}
+	}
+	return cleaned
+}
+
+func processAlive(pid int) bool {
+	if pid == os.Getpid() {
+		return true
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// Dir returns the temporary directory files are written into.
+func (b *BundleWriter) Dir() string { return b.tmp }
+
+// Final returns the target directory.
+func (b *BundleWriter) Final() string { return b.final }
+
+// Create opens rel (slash-separated, local) in the temporary bundle for
+// writing. With compress set the file is zstd-compressed; the returned
+// writer's hash and count are always over the uncompressed bytes.
+func (b *BundleWriter) Create(rel string, compress bool) (*FileWriter, error) {
+	if !filepath.IsLocal(filepath.FromSlash(rel)) {
+		return nil, fmt.Errorf("manifests: %w: %q", ErrPath, rel)
+	}
+	p := filepath.Join(b.tmp, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return nil, fmt.Errorf("manifests: %w", err)
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("manifests: %w", err)
+	}
+	fw := &FileWriter{f: f, h: sha256.New(), path: p}
+	b.mu.Lock()
+	b.files = append(b.files, p)
+	b.mu.Unlock()
+	fw.w = f
+	if compress {
+		enc, err := zstd.NewWriter(f, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		fw.zw = enc
+		fw.w = enc
+	}
+	return fw, nil
+}
+
+// FileWriter hashes and counts what is written and fsyncs on Close.
+type FileWriter struct {
+	f    *os.File
+	zw   *zstd.Encoder
+	w    io.Writer
+	h    hash.Hash
+	n    int64
+	path string
+}
+
+func (fw *FileWriter) Write(p []byte) (int, error) {
+	n, err := fw.w.Write(p)
+	fw.h.Write(p[:n])
+	fw.n += int64(n)
+	if err != nil {
+		return n, fmt.Errorf("manifests: write %q: %w", fw.path, err)
+	}
+	return n, nil
+}
+
+// Close flushes and closes the file (Commit fsyncs all files at once:
+// one fsync per file as it closes serialises the disk's flushes).
+func (fw *FileWriter) Close() error {
+	var err error
+	if fw.zw != nil {
+		err = fw.zw.Close()
+	}
+	if e := fw.f.Close(); err == nil && e != nil {
+		err = e
+	}
+	if err != nil {
+		return fmt.Errorf("manifests: finish %q: %w", fw.path, err)
+	}
+	return nil
+}
+
+// SHA256 returns the hex sha256 of the uncompressed bytes written so far.
+func (fw *FileWriter) SHA256() string { return hex.EncodeToString(fw.h.Sum(nil)) }
+
+// Bytes returns the number of uncompressed bytes written.
+func (fw *FileWriter) Bytes() int64 { return fw.n }
+
+// Commit seals m, writes manifest.json, fsyncs and renames the temporary
+// directory onto the target, replacing an older bundle there.
+func (b *BundleWriter) Commit(m *Manifest) error {
+	if b.done {
+		return errors.New("manifests: bundle already committed or aborted")
+	}
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("manifests: refusing to write an invalid manifest: %w", err)
+	}
+	if err := m.Seal(); err != nil {
+		return err
+	}
+	data, err := m.Marshal()
+	if err != nil {
+		return err
+	}
+	fw, err := b.Create("manifest.json", false)
+	if err != nil {
+		return err
+	}
+	if _, err := fw.Write(data); err != nil {
+		fw.Close()
+		return err
+	}
+	if err := fw.Close(); err != nil {
+		return err
+	}
+	if err := b.syncAll(); err != nil {
+		return err
+	}
+	if err := checkReplaceable(b.final); err != nil {
+		return err
+	}
+	var old string
+	if _, err := os.Stat(b.final); err == nil {
+		old = strings.Replace(b.tmp, tmpMarker, oldMarker, 1)
+		if err := os.Rename(b.final, old); err != nil {
+			return fmt.Errorf("manifests: move old bundle aside: %w", err)
+		}
+	}
+	if err := os.Rename(b.tmp, b.final); err != nil {
+		if old != "" {
+			os.Rename(old, b.final)
+		}
+		return fmt.Errorf("manifests: rename bundle into place: %w", err)
+	}
+	b.done = true
+	syncDir(filepath.Dir(b.final))
+	if old != "" {
+		os.RemoveAll(old)
+	}
+	return nil
+}
+
+// Abort removes the temporary directory. It is safe to call after Commit.
+func (b *BundleWriter) Abort() {
+	if b.done {
+		return
+	}
+	b.done = true
+	os.RemoveAll(b.tmp)
+}
+
+// syncAll fsyncs every written file and every directory of the temporary
+// bundle, several at a time so the device can batch the flushes.
+func (b *BundleWriter) syncAll() error {
+	paths := append([]string(nil), b.files...)
+	err := filepath.WalkDir(b.tmp, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			paths = append(paths, p)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("manifests: %w", err)
+	}
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i, p := range paths {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			errs[i] = syncDir(p)
+			<-sem
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// syncDir fsyncs a file or directory by path.
+func syncDir(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("manifests: fsync %q: %w", p, err)
+	}
+	return nil
+}

@@ -1,0 +1,45 @@
+// Package manifests defines goldset's bundle format and its versioned suite
+// recipes.
+//
+// # Bundle layout
+//
+// A bundle is a directory, by default <out>/<suite>/, holding:
+//
+//	manifest.json                 the manifest (this package's Manifest)
+//	<case-id>/<tensor>.npy        one .npy file per tensor (package npy)
+//	<case-id>/<tensor>.npy.zst    the same, zstd-compressed, when asked for
+//
+// # Manifest
+//
+// manifest.json is JSON with a schema_version (currently 1). It records the
+// suite (name, version, seed), the spec and generator versions, and per case
+// its id, op, split and params; per tensor its name, role (input, golden,
+// truth, aux), path relative to the bundle directory, logical dtype
+// (float16, bfloat16, float32, float64, int32, int64, uint8, bool; bfloat16
+// is stored as <u2 bits), shape, the sha256 and byte count of the
+// uncompressed .npy bytes, and for outputs the tolerance used to judge
+// them (see package compare).
+//
+// The digest field is the sha256 of the canonical manifest: the manifest
+// marshalled by encoding/json (compact, fixed field order) with digest set
+// to "" and provenance removed. Provenance holds what may change from run to
+// run (time, host, tool build, command line), so the same recipe gives the
+// same digest on every machine and every run.
+//
+// # Atomic writes
+//
+// A bundle is written into a temporary sibling directory named
+// .<name>.goldset-tmp-<pid>-<random>. Every file is fsynced, the manifest is
+// written last, the temporary directory is fsynced and then renamed onto the
+// target. An interrupted write therefore never leaves a directory at the
+// target path; temporaries left by a killed process are recognised by their
+// name and removed by the next write to the same parent (only when the pid
+// in the name is no longer running).
+//
+// # Reading
+//
+// ReadManifest rejects unknown schema versions, tensor paths that are not
+// local (filepath.IsLocal), duplicate ids, unknown roles and dtypes, and
+// negative shapes. Verify checks every file's presence, size, sha256, and
+// that its .npy header matches the manifest's dtype and shape.
+package manifests

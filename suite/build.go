@@ -1,0 +1,447 @@
+package suite
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/goldset/goldset/gen"
+	"github.com/goldset/goldset/manifests"
+	"github.com/goldset/goldset/npy"
+)
+
+// GeneratorVersion names the input-generation algorithm (package gen) and
+// the case builders of this package; it is recorded in every manifest.
+const GeneratorVersion = "goldset-gen/1"
+
+// Sentinel errors.
+var (
+	ErrParams    = errors.New("invalid case parameters")
+	ErrUnknownOp = errors.New("unknown op")
+	ErrSecret    = errors.New("hidden cases need the secret")
+	ErrShard     = errors.New("invalid shard")
+)
+
+// Shard selects every Count-th case starting at Index (0-based).
+type Shard struct{ Index, Count int }
+
+// String formats s as "i/n" (1-based i, as users write it), "" when unsharded.
+func (s Shard) String() string {
+	if s.Count <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", s.Index+1, s.Count)
+}
+
+// Event reports progress; Bytes is a running total of tensor bytes produced.
+type Event struct {
+	Case       string
+	CaseDone   bool
+	CasesDone  int
+	CasesTotal int
+	Bytes      int64
+	TotalBytes int64 // estimate of all tensor bytes, for ETA
+}
+
+// Options controls a build.
+type Options struct {
+	// Splits to build; empty means public and benchmark, plus hidden when a
+	// secret is given.
+	Splits []string
+	// Cases restricts the build to these case ids (empty: all).
+	Cases []string
+	// Jobs is the number of cases built at once (>= 1); kernels inside a
+	// case use all of GOMAXPROCS. Output never depends on it.
+	Jobs     int
+	Compress bool
+	// Secret derives hidden cases' seeds (HMAC-SHA256(secret, case id)).
+	Secret   []byte
+	Shard    Shard
+	Progress func(Event)
+	// Provenance is copied into the manifest (outside its digest).
+	Provenance *manifests.Provenance
+}
+
+// Sink receives the tensor files of a build.
+type Sink interface {
+	Create(rel string, compress bool) (File, error)
+}
+
+// File is one tensor file being written; hash and size are over the
+// uncompressed .npy bytes.
+type File interface {
+	io.Writer
+	Close() error
+	SHA256() string
+	Bytes() int64
+}
+
+// SelectCases applies splits, case ids and the shard to r's cases and
+// returns them in recipe order.
+func SelectCases(r *manifests.Recipe, o Options) ([]manifests.RecipeCase, error) {
+	splits := o.Splits
+	if len(splits) == 0 {
+		splits = []string{manifests.SplitPublic, manifests.SplitBenchmark}
+		if len(o.Secret) > 0 {
+			splits = append(splits, manifests.SplitHidden)
+		}
+	}
+	for _, s := range splits {
+		switch s {
+		case manifests.SplitPublic, manifests.SplitBenchmark, manifests.SplitHidden:
+		default:
+			return nil, fmt.Errorf("suite: unknown split %q (public, benchmark, hidden)", s)
+		}
+	}
+	if o.Shard.Count > 1 && (o.Shard.Index < 0 || o.Shard.Index >= o.Shard.Count) {
+		return nil, fmt.Errorf("suite: %w: index %d of %d", ErrShard, o.Shard.Index+1, o.Shard.Count)
+	}
+	known := make(map[string]bool)
+	for _, c := range r.Cases {
+		known[c.ID] = true
+	}
+	for _, id := range o.Cases {
+		if !known[id] {
+			return nil, fmt.Errorf("suite: %s has no case %q", r.Name, id)
+		}
+	}
+	var sel []manifests.RecipeCase
+	for _, c := range r.Cases {
+		if !slices.Contains(splits, c.Split) {
+			continue
+		}
+		if len(o.Cases) > 0 && !slices.Contains(o.Cases, c.ID) {
+			continue
+		}
+		if c.Split == manifests.SplitHidden && len(o.Secret) == 0 {
+			return nil, fmt.Errorf("suite: case %q: %w (give --secret-file or GOLDSET_HIDDEN_SECRET, or leave the hidden split out)", c.ID, ErrSecret)
+		}
+		sel = append(sel, c)
+	}
+	if o.Shard.Count <= 1 {
+		return sel, nil
+	}
+	// Shard k takes selected cases k, k+n, k+2n, ...: merging shards
+	// round-robin restores the unsharded order exactly.
+	var out []manifests.RecipeCase
+	for i := o.Shard.Index; i < len(sel); i += o.Shard.Count {
+		out = append(out, sel[i])
+	}
+	return out, nil
+}
+
+// CaseSeed returns the seed a case's streams use: the suite seed for public
+// and benchmark cases; for hidden cases the first 8 bytes (big-endian) of
+// HMAC-SHA256(secret, case id).
+func CaseSeed(r *manifests.Recipe, c manifests.RecipeCase, secret []byte) uint64 {
+	if c.Split != manifests.SplitHidden {
+		return r.Seed
+	}
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte(c.ID))
+	return binary.BigEndian.Uint64(mac.Sum(nil)[:8])
+}
+
+// Build generates every selected case of r into sink and returns the
+// manifest (not yet sealed into a bundle: the caller commits it).
+func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*manifests.Manifest, error) {
+	cases, err := SelectCases(r, o)
+	if err != nil {
+		return nil, err
+	}
+	// Check every case's parameters before producing anything.
+	plans := make([]*casePlan, len(cases))
+	var totalBytes int64
+	for i, c := range cases {
+		p, err := planCase(c)
+		if err != nil {
+			return nil, fmt.Errorf("suite %s: %w", r.Name, err)
+		}
+		plans[i] = p
+		totalBytes += p.bytes
+	}
+	m := &manifests.Manifest{
+		SchemaVersion: manifests.SchemaVersion,
+		Suite:         r.Name,
+		SuiteVersion:  r.Version,
+		SpecVersion:   r.SpecVersion,
+		Generator:     GeneratorVersion,
+		Seed:          r.Seed,
+		Shard:         o.Shard.String(),
+		Cases:         make([]manifests.Case, len(cases)),
+		Provenance:    o.Provenance,
+	}
+	for _, c := range cases {
+		if c.Split == manifests.SplitHidden {
+			sum := sha256.Sum256(o.Secret)
+			m.HiddenCommitment = hex.EncodeToString(sum[:])
+			break
+		}
+	}
+	jobs := o.Jobs
+	if jobs < 1 {
+		jobs = 1
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu        sync.Mutex
+		firstErr  error
+		done      int
+		bytesDone atomic.Int64
+		wg        sync.WaitGroup
+		next      = make(chan int)
+	)
+	report := func(id string, caseDone bool) {
+		if o.Progress == nil {
+			return
+		}
+		mu.Lock()
+		if caseDone {
+			done++
+		}
+		ev := Event{Case: id, CaseDone: caseDone, CasesDone: done, CasesTotal: len(cases), Bytes: bytesDone.Load(), TotalBytes: totalBytes}
+		o.Progress(ev)
+		mu.Unlock()
+	}
+	for w := 0; w < jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				c := cases[i]
+				cc := &caseCtx{
+					ctx:      ctx,
+					id:       c.ID,
+					seed:     CaseSeed(r, c, o.Secret),
+					sink:     sink,
+					compress: o.Compress,
+					onBytes: func(n int64) {
+						bytesDone.Add(n)
+					},
+					tick: func() { report(c.ID, false) },
+				}
+				err := plans[i].build(cc)
+				if err == nil {
+					err = ctx.Err()
+				}
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("suite %s: case %s: %w", r.Name, c.ID, err)
+					}
+					mu.Unlock()
+					cancel()
+					continue
+				}
+				mc := manifests.Case{ID: c.ID, Op: c.Op, Split: c.Split, Params: plans[i].params, Tensors: cc.tensors}
+				if cc.info != nil {
+					b, err := json.Marshal(cc.info)
+					if err != nil {
+						panic("suite: info not marshalable: " + err.Error())
+					}
+					mc.Info = b
+				}
+				m.Cases[i] = mc
+				report(c.ID, true)
+			}
+		}()
+	}
+feed:
+	for i := range cases {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// caseCtx is what a case builder writes through.
+type caseCtx struct {
+	ctx      context.Context
+	id       string
+	seed     uint64
+	sink     Sink
+	compress bool
+	onBytes  func(int64)
+	tick     func()
+	tensors  []manifests.Tensor
+	info     map[string]any
+}
+
+func (c *caseCtx) setInfo(k string, v any) {
+	if c.info == nil {
+		c.info = make(map[string]any)
+	}
+	c.info[k] = v
+}
+
+// tensorSpec describes one tensor to write.
+type tensorSpec struct {
+	name  string
+	role  string
+	dtype string // logical dtype
+	shape []int64
+	tol   any // compare.Tolerance for outputs
+}
+
+// tensorOut is one tensor being written; several may be open at once.
+// Its manifest entry is placed when it is created, so the manifest order is
+// the creation order whatever the order of closing.
+type tensorOut struct {
+	c    *caseCtx
+	idx  int
+	f    File
+	nw   *npy.Writer
+	last int64
+	buf  []byte
+}
+
+// create opens the tensor's file and reserves its manifest entry.
+func (c *caseCtx) create(ts tensorSpec) (*tensorOut, error) {
+	if err := c.ctx.Err(); err != nil {
+		return nil, err
+	}
+	descr, ok := manifests.NpyDType(ts.dtype)
+	if !ok {
+		panic("suite: unknown dtype " + ts.dtype)
+	}
+	rel := path.Join(c.id, ts.name+".npy")
+	if c.compress {
+		rel += ".zst"
+	}
+	f, err := c.sink.Create(rel, c.compress)
+	if err != nil {
+		return nil, err
+	}
+	nw, err := npy.NewWriter(f, npy.Header{Descr: descr, Shape: ts.shape})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	t := manifests.Tensor{Name: ts.name, Role: ts.role, Path: rel, DType: ts.dtype, Shape: slices.Clone(ts.shape)}
+	if c.compress {
+		t.Compression = "zstd"
+	}
+	if ts.tol != nil {
+		b, err := json.Marshal(ts.tol)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		t.Tolerance = b
+	}
+	c.tensors = append(c.tensors, t)
+	return &tensorOut{c: c, idx: len(c.tensors) - 1, f: f, nw: nw}, nil
+}
+
+// emit appends data bytes.
+func (t *tensorOut) emit(p []byte) error {
+	if err := t.c.ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := t.nw.Write(p); err != nil {
+		return err
+	}
+	t.c.onBytes(int64(len(p)))
+	if n := t.f.Bytes(); n-t.last >= 64<<20 {
+		t.last = n
+		t.c.tick()
+	}
+	return nil
+}
+
+// close checks the byte count, finishes the file and records its hash.
+func (t *tensorOut) close() error {
+	if err := t.nw.Close(); err != nil {
+		t.f.Close()
+		return fmt.Errorf("%s: %w", t.c.tensors[t.idx].Name, err)
+	}
+	if err := t.f.Close(); err != nil {
+		return err
+	}
+	t.c.tensors[t.idx].SHA256 = t.f.SHA256()
+	t.c.tensors[t.idx].Bytes = t.f.Bytes()
+	return nil
+}
+
+// abort closes the file after an error; the bundle is discarded anyway.
+func (t *tensorOut) abort() { t.f.Close() }
+
+// write creates a tensor and calls fill, which must pass exactly the
+// tensor's data bytes to emit, in order, in any chunking.
+func (c *caseCtx) write(ts tensorSpec, fill func(emit func([]byte) error) error) error {
+	t, err := c.create(ts)
+	if err != nil {
+		return err
+	}
+	if err := fill(t.emit); err != nil {
+		t.abort()
+		return err
+	}
+	return t.close()
+}
+
+// Ops returns the names of the ops this package builds.
+func Ops() []string {
+	var out []string
+	for k := range opBuilders {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func defaultJobs() int { return runtime.GOMAXPROCS(0) }
+
+// manifestsRecipeCase shortens signatures.
+type manifestsRecipeCase = manifests.RecipeCase
+
+const (
+	roleInput  = manifests.RoleInput
+	roleGolden = manifests.RoleGolden
+	roleTruth  = manifests.RoleTruth
+	roleAux    = manifests.RoleAux
+)
+
+func errUnknownOp(c manifests.RecipeCase) error {
+	return fmt.Errorf("case %q: %w %q (known: %v)", c.ID, ErrUnknownOp, c.Op, Ops())
+}
+
+func errCase(c manifests.RecipeCase, err error) error {
+	return fmt.Errorf("case %q (%s): %w", c.ID, c.Op, err)
+}
+
+// stream returns the generator stream of one of the case's tensors.
+func (c *caseCtx) stream(tensor string) gen.Stream { return gen.NewStream(c.seed, c.id, tensor) }
+
+// EstimateBytes validates a case's parameters and estimates its tensor bytes.
+func EstimateBytes(c manifests.RecipeCase) (int64, error) {
+	p, err := planCase(c)
+	if err != nil {
+		return 0, err
+	}
+	return p.bytes, nil
+}

@@ -1,0 +1,182 @@
+package suite
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/goldset/goldset/gen"
+	"github.com/goldset/goldset/npy"
+)
+
+// emitChunk is the number of elements encoded per write.
+const emitChunk = 1 << 18
+
+func (t *tensorOut) scratch(n int) []byte {
+	if cap(t.buf) < n {
+		t.buf = make([]byte, n)
+	}
+	return t.buf[:n]
+}
+
+func (t *tensorOut) u16(v []uint16) error {
+	for len(v) > 0 {
+		n := min(len(v), emitChunk)
+		b := t.scratch(2 * n)
+		for i, x := range v[:n] {
+			binary.LittleEndian.PutUint16(b[2*i:], x)
+		}
+		if err := t.emit(b); err != nil {
+			return err
+		}
+		v = v[n:]
+	}
+	return nil
+}
+
+func (t *tensorOut) f32(v []float32) error {
+	for len(v) > 0 {
+		n := min(len(v), emitChunk)
+		b := t.scratch(4 * n)
+		for i, x := range v[:n] {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+		}
+		if err := t.emit(b); err != nil {
+			return err
+		}
+		v = v[n:]
+	}
+	return nil
+}
+
+func (t *tensorOut) i32(v []int32) error {
+	for len(v) > 0 {
+		n := min(len(v), emitChunk)
+		b := t.scratch(4 * n)
+		for i, x := range v[:n] {
+			binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
+		}
+		if err := t.emit(b); err != nil {
+			return err
+		}
+		v = v[n:]
+	}
+	return nil
+}
+
+// rounded writes exact float64 values rounded once (RNE) to the tensor's
+// logical dtype: float16, bfloat16 or float32.
+func (t *tensorOut) rounded(dtype string, v []float64) error {
+	for len(v) > 0 {
+		n := min(len(v), emitChunk)
+		switch dtype {
+		case "float32":
+			b := t.scratch(4 * n)
+			for i, x := range v[:n] {
+				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(x)))
+			}
+			if err := t.emit(b); err != nil {
+				return err
+			}
+		case "float16", "bfloat16":
+			b := t.scratch(2 * n)
+			conv := npy.F16FromF64
+			if dtype == "bfloat16" {
+				conv = npy.BF16FromF64
+			}
+			for i, x := range v[:n] {
+				binary.LittleEndian.PutUint16(b[2*i:], conv(x))
+			}
+			if err := t.emit(b); err != nil {
+				return err
+			}
+		default:
+			panic("suite: rounded to non-float dtype " + dtype)
+		}
+		v = v[n:]
+	}
+	return nil
+}
+
+// genDType maps a logical float dtype to the generator's.
+func genDType(d string) gen.DType {
+	switch d {
+	case "float16":
+		return gen.F16
+	case "bfloat16":
+		return gen.BF16
+	case "float32":
+		return gen.F32
+	}
+	panic("suite: not a float dtype: " + d)
+}
+
+// halfToF32 converts fp16/bf16 bits to their exact float32 values.
+func halfToF32(dst []float32, src []uint16, dtype string) {
+	if dtype == "bfloat16" {
+		npy.BF16sToF32s(dst, src)
+	} else {
+		npy.F16sToF32s(dst, src)
+	}
+}
+
+// floatTensor is a generated floating tensor: its stored form (bits for
+// half types, values for float32) and its exact float32 values.
+type floatTensor struct {
+	dtype string
+	bits  []uint16  // float16/bfloat16 storage
+	vals  []float32 // exact values (float32 storage for float32)
+}
+
+// normalTensor draws n values of scale*N(0,1) from stream s at offset at,
+// rounded to dtype.
+func normalTensor(s gen.Stream, dtype string, n int, at int64, scale float64) floatTensor {
+	ft := floatTensor{dtype: dtype, vals: make([]float32, n)}
+	if dtype == "float32" {
+		gen.Parallel(0, at, n, func(lo, hi int) {
+			gen.Normal(s, ft.vals[lo:hi], at+int64(lo), gen.F32, scale)
+		})
+		return ft
+	}
+	ft.bits = make([]uint16, n)
+	dt := genDType(dtype)
+	gen.Parallel(0, at, n, func(lo, hi int) {
+		gen.Normal(s, ft.bits[lo:hi], at+int64(lo), dt, scale)
+		halfToF32(ft.vals[lo:hi], ft.bits[lo:hi], dtype)
+	})
+	return ft
+}
+
+// sync re-derives the stored bits from vals after vals were edited (the
+// edits must be representable in dtype).
+func (ft *floatTensor) syncBits() {
+	if ft.bits == nil {
+		return
+	}
+	if ft.dtype == "bfloat16" {
+		npy.BF16sFromF32s(ft.bits, ft.vals)
+	} else {
+		npy.F16sFromF32s(ft.bits, ft.vals)
+	}
+}
+
+// set stores v (rounded to dtype) at i, keeping bits and vals in step.
+func (ft *floatTensor) set(i int, v float64) {
+	switch ft.dtype {
+	case "float32":
+		ft.vals[i] = float32(v)
+	case "float16":
+		ft.bits[i] = npy.F16FromF64(v)
+		ft.vals[i] = npy.F16ToF32(ft.bits[i])
+	case "bfloat16":
+		ft.bits[i] = npy.BF16FromF64(v)
+		ft.vals[i] = npy.BF16ToF32(ft.bits[i])
+	}
+}
+
+// write emits the stored form.
+func (ft *floatTensor) write(t *tensorOut) error {
+	if ft.bits != nil {
+		return t.u16(ft.bits)
+	}
+	return t.f32(ft.vals)
+}

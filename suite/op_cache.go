@@ -1,0 +1,223 @@
+package suite
+
+import (
+	"encoding/json"
+	"math"
+
+	"github.com/goldset/goldset/gen"
+	"github.com/goldset/goldset/golden"
+)
+
+// ---- reshape_and_cache (ops.md §3) ----
+
+type cacheParams struct {
+	T     int    `json:"t"`   // tokens in key/value
+	TS    int    `json:"t_s"` // slot_mapping length (default T)
+	Hkv   int    `json:"hkv"`
+	D     int    `json:"d"`
+	BS    int    `json:"bs"`
+	NB    int    `json:"nb"`
+	DType string `json:"dtype"`
+	// SkipFrac of the slot_mapping entries are negative (cycling -1, -7,
+	// INT32_MIN); AllNegative makes every entry negative.
+	SkipFrac    float64 `json:"skip_frac"`
+	AllNegative bool    `json:"all_negative,omitempty"`
+	// Slot0 forces slot 0 (a real slot) to be written.
+	Slot0 bool `json:"slot0,omitempty"`
+	// Hostile pre-fills the caches with NaN sentinels instead of values.
+	Hostile bool `json:"hostile,omitempty"`
+}
+
+func planReshapeAndCache(raw json.RawMessage) (*casePlan, error) {
+	var p cacheParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	if p.TS == 0 {
+		p.TS = p.T
+	}
+	for _, e := range []error{checkRange("t", p.T, 1, 1<<24), checkRange("t_s", p.TS, 1, p.T), checkRange("hkv", p.Hkv, 1, 1024),
+		checkRange("d", p.D, 1, maxHeadDim), checkRange("bs", p.BS, 1, maxBlockSize), checkRange("nb", p.NB, 1, 1<<24),
+		checkFloatDType("dtype", p.DType)} {
+		if e != nil {
+			return nil, e
+		}
+	}
+	if !(p.SkipFrac >= 0 && p.SkipFrac <= 1) {
+		return nil, errParams("skip_frac = %v, want 0..1", p.SkipFrac)
+	}
+	if p.TS-p.numNeg() > p.NB*p.BS {
+		return nil, errParams("%d valid slots do not fit nb*bs = %d", p.TS-p.numNeg(), p.NB*p.BS)
+	}
+	cacheElems, err := checkElems("cache", p.NB, p.BS, p.Hkv, p.D)
+	if err != nil {
+		return nil, err
+	}
+	sz := dtypeSize(p.DType)
+	bytes := 4*cacheElems*sz + 2*int64(p.T*p.Hkv*p.D)*sz + int64(p.TS)*4
+	return &casePlan{params: canonical(p), bytes: bytes, build: func(c *caseCtx) error { return buildReshapeAndCache(c, &p) }}, nil
+}
+
+func (p *cacheParams) numNeg() int {
+	if p.AllNegative {
+		return p.TS
+	}
+	return int(math.Round(p.SkipFrac * float64(p.TS)))
+}
+
+// slotMapping draws T_s entries: unique valid slots in [0, NB*BS) (slot 0
+// forced when asked), and numNeg negative entries at random positions.
+func slotMapping(c *caseCtx, p *cacheParams) []int32 {
+	r := c.stream("slot_mapping").Rand()
+	nneg := p.numNeg()
+	negPos := r.Choice(p.TS, nneg)
+	isNeg := make([]bool, p.TS)
+	for _, i := range negPos {
+		isNeg[i] = true
+	}
+	slots := r.Choice(p.NB*p.BS, p.TS-nneg)
+	if p.Slot0 && len(slots) > 0 {
+		has := false
+		for _, s := range slots {
+			has = has || s == 0
+		}
+		if !has {
+			slots[0] = 0
+		}
+	}
+	negVals := [...]int32{-1, -7, math.MinInt32}
+	sm := make([]int32, p.TS)
+	next, k := 0, 0
+	for t := range sm {
+		if isNeg[t] {
+			sm[t] = negVals[k%len(negVals)]
+			k++
+			continue
+		}
+		sm[t] = int32(slots[next])
+		next++
+	}
+	return sm
+}
+
+func buildReshapeAndCache(c *caseCtx, p *cacheParams) error {
+	row := p.Hkv * p.D
+	kvShape := []int64{int64(p.T), int64(p.Hkv), int64(p.D)}
+	key := normalTensor(c.stream("key"), p.DType, p.T*row, 0, 1)
+	value := normalTensor(c.stream("value"), p.DType, p.T*row, 0, 1)
+	if err := c.writeFloat(tensorSpec{name: "key", role: roleInput, dtype: p.DType, shape: kvShape}, &key); err != nil {
+		return err
+	}
+	if err := c.writeFloat(tensorSpec{name: "value", role: roleInput, dtype: p.DType, shape: kvShape}, &value); err != nil {
+		return err
+	}
+	sm := slotMapping(c, p)
+	if err := c.writeInts(tensorSpec{name: "slot_mapping", role: roleInput, dtype: "int32", shape: []int64{int64(p.TS)}}, sm); err != nil {
+		return err
+	}
+	written := 0
+	for _, s := range sm {
+		if s >= 0 {
+			written++
+		}
+	}
+	c.setInfo("slots_written", written)
+	c.setInfo("slots_skipped", p.TS-written)
+
+	cshape := []int64{int64(p.NB), int64(p.BS), int64(p.Hkv), int64(p.D)}
+	specs := []tensorSpec{
+		{name: "key_cache", role: roleInput, dtype: p.DType, shape: cshape},
+		{name: "value_cache", role: roleInput, dtype: p.DType, shape: cshape},
+		{name: "key_cache_out", role: roleGolden, dtype: p.DType, shape: cshape, tol: tolerance("reshape_and_cache", "key_cache_out", p.DType)},
+		{name: "value_cache_out", role: roleGolden, dtype: p.DType, shape: cshape, tol: tolerance("reshape_and_cache", "value_cache_out", p.DType)},
+	}
+	outs := make([]*tensorOut, len(specs))
+	fail := func(err error) error {
+		for _, t := range outs {
+			if t != nil {
+				t.abort()
+			}
+		}
+		return err
+	}
+	for i, ts := range specs {
+		t, err := c.create(ts)
+		if err != nil {
+			return fail(err)
+		}
+		outs[i] = t
+	}
+	// Stream the caches in batches of blocks; each batch runs the golden
+	// kernel on its blocks with the slot mapping made local to the batch.
+	be := p.BS * row
+	batch := max(1, (1<<22)/be)
+	in := [2]*floatTensor{newBlockBuf(p.DType, batch*be), newBlockBuf(p.DType, batch*be)}
+	gold := [2]*floatTensor{newBlockBuf(p.DType, batch*be), newBlockBuf(p.DType, batch*be)}
+	streams := [2]gen.Stream{c.stream("key_cache"), c.stream("value_cache")}
+	local := make([]int32, len(sm))
+	for b0 := 0; b0 < p.NB; b0 += batch {
+		if err := c.ctx.Err(); err != nil {
+			return fail(err)
+		}
+		b1 := min(p.NB, b0+batch)
+		n := (b1 - b0) * be
+		lo, hi := int32(b0*p.BS), int32(b1*p.BS)
+		for t, s := range sm {
+			local[t] = -1
+			if s >= lo && s < hi {
+				local[t] = s - lo
+			}
+		}
+		for k := 0; k < 2; k++ {
+			buf := in[k]
+			part := &floatTensor{dtype: p.DType, vals: buf.vals[:n]}
+			if buf.bits != nil {
+				part.bits = buf.bits[:n]
+			}
+			if p.Hostile {
+				if part.bits != nil {
+					gen.Fill(part.bits, genDType(p.DType), math.NaN())
+				} else {
+					gen.Fill(part.vals, gen.F32, math.NaN())
+				}
+			} else {
+				at := int64(b0) * int64(be)
+				gen.Parallel(0, at, n, func(lo, hi int) {
+					sub := floatTensor{dtype: p.DType, vals: part.vals[lo:hi]}
+					if part.bits != nil {
+						sub.bits = part.bits[lo:hi]
+					}
+					fillNormal(&sub, streams[k], at+int64(lo))
+				})
+			}
+		}
+		dims := golden.CacheDims{T: p.T, Hkv: p.Hkv, D: p.D, NB: b1 - b0, BS: p.BS}
+		var err error
+		if in[0].bits != nil {
+			err = golden.ReshapeAndCache(gold[0].bits[:n], gold[1].bits[:n], key.bits, value.bits, in[0].bits[:n], in[1].bits[:n], local, dims)
+		} else {
+			err = golden.ReshapeAndCache(gold[0].vals[:n], gold[1].vals[:n], key.vals, value.vals, in[0].vals[:n], in[1].vals[:n], local, dims)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		for k, ft := range []*floatTensor{in[0], in[1], gold[0], gold[1]} {
+			var err error
+			if ft.bits != nil {
+				err = outs[k].u16(ft.bits[:n])
+			} else {
+				err = outs[k].f32(ft.vals[:n])
+			}
+			if err != nil {
+				return fail(err)
+			}
+		}
+	}
+	for i, t := range outs {
+		outs[i] = nil
+		if err := t.close(); err != nil {
+			return fail(err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,553 @@
+package suite
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+
+	"github.com/goldset/goldset/gen"
+	"github.com/goldset/goldset/golden"
+	"github.com/goldset/goldset/npy"
+)
+
+// pagedParams are the inputs shared by paged_attention and quest (ops.md §4).
+type pagedParams struct {
+	Hq    int    `json:"hq"`
+	Hkv   int    `json:"hkv"`
+	D     int    `json:"d"`
+	BS    int    `json:"bs"`
+	DType string `json:"dtype"`
+	// ContextLens lists L per sequence; or draw B lengths from a lognormal
+	// (LenMean, LenSigma, clipped to [1, LenMax]) as the NumPy peer does.
+	ContextLens []int   `json:"context_lens,omitempty"`
+	B           int     `json:"b,omitempty"`
+	LenMean     float64 `json:"len_mean,omitempty"`
+	LenSigma    float64 `json:"len_sigma,omitempty"`
+	LenMax      int     `json:"len_max,omitempty"`
+	// MaxBlocks is the block-table width MAXB (default: longest + 1, so
+	// every table has padding past ceil(L/BS)).
+	MaxBlocks int `json:"max_blocks"`
+	// PadValue fills block-table entries past ceil(L/BS) (-1 default, or 0);
+	// hostile cases point them at a NaN block instead.
+	PadValue int `json:"pad_value"`
+	// Hostile puts NaN in every cache slot no kernel may read: slots past L
+	// in last blocks, unreferenced blocks, and the block padding points at.
+	Hostile bool `json:"hostile,omitempty"`
+	// SharedBlocks pairs of sequences (2s, 2s+1) share their first, full block.
+	SharedBlocks int `json:"shared_blocks,omitempty"`
+	// ExtraBlocks unreferenced physical blocks are added; MinBlock puts the
+	// referenced blocks at ids >= MinBlock (large-index cases).
+	ExtraBlocks int `json:"extra_blocks,omitempty"`
+	MinBlock    int `json:"min_block,omitempty"`
+	// Needle makes one key dominate its queries: "first" (token 3 of the
+	// first block), "last" (token L-1, in the last partial block) or
+	// "boundary512" (token 512).
+	Needle string `json:"needle,omitempty"`
+	// Scale is the softmax scale (default 1/sqrt(D), float64).
+	Scale float64 `json:"scale"`
+	// NegativeQ makes every query element negative (the min bound carries
+	// Quest's signal).
+	NegativeQ bool `json:"negative_q,omitempty"`
+}
+
+func (p *pagedParams) fill() error {
+	if p.Scale == 0 && p.D > 0 {
+		p.Scale = 1 / math.Sqrt(float64(p.D))
+	}
+	for _, e := range []error{checkRange("hq", p.Hq, 1, 1024), checkRange("hkv", p.Hkv, 1, 1024), checkRange("d", p.D, 1, maxHeadDim),
+		checkRange("bs", p.BS, 1, maxBlockSize), checkHalfOrF32(p.DType), finitePositive("scale", p.Scale),
+		checkRange("shared_blocks", p.SharedBlocks, 0, maxBatch), checkRange("extra_blocks", p.ExtraBlocks, 0, 1<<24),
+		checkRange("min_block", p.MinBlock, 0, 1<<24)} {
+		if e != nil {
+			return e
+		}
+	}
+	if p.Hq%p.Hkv != 0 {
+		return errParams("hq = %d is not a multiple of hkv = %d", p.Hq, p.Hkv)
+	}
+	if p.PadValue != -1 && p.PadValue != 0 {
+		return errParams("pad_value = %d: want -1 or 0", p.PadValue)
+	}
+	if len(p.ContextLens) == 0 {
+		if err := checkRange("b", p.B, 1, maxBatch); err != nil {
+			return errParams("give context_lens, or b with len_mean, len_sigma and len_max")
+		}
+		if err := finitePositive("len_mean", p.LenMean); err != nil {
+			return err
+		}
+		if err := finitePositive("len_sigma", p.LenSigma); err != nil {
+			return err
+		}
+		if err := checkRange("len_max", p.LenMax, 1, maxContext); err != nil {
+			return err
+		}
+		if p.LenMean > float64(p.LenMax) {
+			return errParams("len_mean %v exceeds len_max %d", p.LenMean, p.LenMax)
+		}
+	} else {
+		if p.B != 0 && p.B != len(p.ContextLens) {
+			return errParams("b = %d but context_lens has %d entries", p.B, len(p.ContextLens))
+		}
+		if p.LenMean != 0 || p.LenSigma != 0 || p.LenMax != 0 {
+			return errParams("context_lens and len_mean/len_sigma/len_max exclude each other")
+		}
+		if len(p.ContextLens) > maxBatch {
+			return errParams("more than %d sequences", maxBatch)
+		}
+		for _, l := range p.ContextLens {
+			if err := checkRange("context length", l, 1, maxContext); err != nil {
+				return err
+			}
+		}
+	}
+	switch p.Needle {
+	case "", "first", "last", "boundary512":
+	default:
+		return errParams("needle %q: want first, last or boundary512", p.Needle)
+	}
+	return nil
+}
+
+func checkHalfOrF32(d string) error { return checkFloatDType("dtype", d) }
+
+// lens returns the context lengths (explicit or drawn).
+func (p *pagedParams) lens(c *caseCtx) []int {
+	if len(p.ContextLens) > 0 {
+		return p.ContextLens
+	}
+	return drawLognormalLens(c.stream("context_lens"), p.B, p.LenMean, p.LenSigma, p.LenMax)
+}
+
+// layout is a paged-KV layout with its per-physical-block roles.
+type layout struct {
+	p       *pagedParams
+	lens    []int
+	nb      []int   // logical blocks per sequence
+	maxb    int     // block-table width
+	numBlk  int     // physical blocks NB
+	bt      []int32 // [B, MAXB]
+	owner   []int32 // physical block -> owning sequence, -1 unreferenced
+	logical []int32 // physical block -> logical index in its owner
+	poison  int     // NaN block for hostile padding, -1 if none
+	// shared lists the physical blocks read by two sequences.
+	shared []int
+}
+
+func (l *layout) blockElems() int { return l.p.BS * l.p.Hkv * l.p.D }
+
+// newLayout builds the block tables: every referenced block is distinct
+// (except deliberate sharing), ids are a seeded permutation, padding past
+// ceil(L/BS) is pad_value or the poison block.
+func newLayout(c *caseCtx, p *pagedParams) (*layout, error) {
+	lens := p.lens(c)
+	l := &layout{p: p, lens: lens, nb: make([]int, len(lens)), poison: -1}
+	maxNB, total := 0, 0
+	for b, L := range lens {
+		l.nb[b] = (L + p.BS - 1) / p.BS
+		maxNB = max(maxNB, l.nb[b])
+		total += l.nb[b]
+	}
+	l.maxb = p.MaxBlocks
+	if l.maxb == 0 {
+		l.maxb = maxNB + 1
+	}
+	if l.maxb < maxNB {
+		return nil, errParams("max_blocks = %d but a sequence needs %d blocks", l.maxb, maxNB)
+	}
+	if 2*p.SharedBlocks > len(lens) {
+		return nil, errParams("shared_blocks = %d needs %d sequences", p.SharedBlocks, 2*p.SharedBlocks)
+	}
+	for s := 0; s < p.SharedBlocks; s++ {
+		if lens[2*s] < p.BS || lens[2*s+1] < p.BS {
+			return nil, errParams("shared_blocks: sequences %d and %d need L >= bs so their first block is full", 2*s, 2*s+1)
+		}
+	}
+	distinct := total - p.SharedBlocks
+	l.numBlk = p.MinBlock + distinct + p.ExtraBlocks
+	if p.Hostile {
+		l.poison = l.numBlk
+		l.numBlk++
+	}
+	if int64(l.numBlk)*int64(l.blockElems()) > maxElems {
+		return nil, errParams("the cache would hold more than %d elements", int64(maxElems))
+	}
+	r := c.stream("block_tables").Rand()
+	perm := r.Perm(distinct + p.ExtraBlocks)
+	l.bt = make([]int32, len(lens)*l.maxb)
+	l.owner = slices.Repeat([]int32{-1}, l.numBlk)
+	l.logical = make([]int32, l.numBlk)
+	next := 0
+	for b := range lens {
+		for i := 0; i < l.maxb; i++ {
+			var id int
+			switch {
+			case i >= l.nb[b]:
+				id = p.PadValue
+				if p.Hostile {
+					id = l.poison
+				}
+			case i == 0 && b%2 == 1 && b/2 < p.SharedBlocks:
+				id = int(l.bt[(b-1)*l.maxb])
+				l.shared = append(l.shared, id)
+			default:
+				id = p.MinBlock + perm[next]
+				next++
+				l.owner[id] = int32(b)
+				l.logical[id] = int32(i)
+			}
+			l.bt[b*l.maxb+i] = int32(id)
+		}
+	}
+	return l, nil
+}
+
+// needlePos returns the needle token of sequence b, or -1.
+func (l *layout) needlePos(b int) int {
+	L := l.lens[b]
+	switch l.p.Needle {
+	case "first":
+		return min(3, L-1)
+	case "last":
+		return L - 1
+	case "boundary512":
+		if L > 512 {
+			return 512
+		}
+	}
+	return -1
+}
+
+// kvSource produces physical cache blocks with every transform applied
+// (hostile NaN, needles, Quest planting), as a pure function of the block
+// id: the cache file and the per-sequence golden gathers see the same bits.
+type kvSource struct {
+	l      *layout
+	dtype  string
+	key    bool
+	stream gen.Stream
+	// needle[b] holds the needle key for sequence b, [Hkv*D], when planted.
+	needle [][]float64
+	// hot[b][i*Hkv+g] scales keys of logical block i, KV head g (Quest).
+	hot     [][]bool
+	hotGain float64
+	// tie makes every block's keys equal to block 0's stream values.
+	tie bool
+}
+
+// block fills ft (blockElems values) with physical block p.
+func (s *kvSource) block(ft *floatTensor, p int) {
+	l := s.l
+	be := l.blockElems()
+	at := int64(p) * int64(be)
+	if s.tie {
+		at = 0
+	}
+	fillNormal(ft, s.stream, at)
+	b := int(l.owner[p])
+	if b < 0 {
+		if l.p.Hostile {
+			for i := 0; i < be; i++ {
+				ft.set(i, math.NaN())
+			}
+		}
+		return
+	}
+	i := int(l.logical[p])
+	L := l.lens[b]
+	hd := l.p.Hkv * l.p.D
+	if s.key && s.hot != nil {
+		for g := 0; g < l.p.Hkv; g++ {
+			if !s.hot[b][i*l.p.Hkv+g] {
+				continue
+			}
+			for t := 0; t < l.p.BS; t++ {
+				row := t*hd + g*l.p.D
+				for d := 0; d < l.p.D; d++ {
+					ft.set(row+d, float64(ft.vals[row+d])*s.hotGain)
+				}
+			}
+		}
+	}
+	if s.key && s.needle != nil && s.needle[b] != nil {
+		if j := l.needlePos(b); j/l.p.BS == i {
+			row := (j % l.p.BS) * hd
+			for e, v := range s.needle[b] {
+				ft.set(row+e, v)
+			}
+		}
+	}
+	if l.p.Hostile && i == l.nb[b]-1 {
+		for t := L - i*l.p.BS; t < l.p.BS; t++ {
+			for e := 0; e < hd; e++ {
+				ft.set(t*hd+e, math.NaN())
+			}
+		}
+	}
+}
+
+// fillNormal draws len(ft.vals) standard normals at offset at into ft.
+func fillNormal(ft *floatTensor, s gen.Stream, at int64) {
+	if ft.bits == nil {
+		gen.Normal(s, ft.vals, at, gen.F32, 1)
+		return
+	}
+	gen.Normal(s, ft.bits, at, genDType(ft.dtype), 1)
+	halfToF32(ft.vals, ft.bits, ft.dtype)
+}
+
+func newBlockBuf(dtype string, n int) *floatTensor {
+	ft := &floatTensor{dtype: dtype, vals: make([]float32, n)}
+	if dtype != "float32" {
+		ft.bits = make([]uint16, n)
+	}
+	return ft
+}
+
+// writeCache streams the whole physical cache into t, blocks in parallel
+// batches (the output is the same for any worker count).
+func (s *kvSource) writeCache(c *caseCtx, t *tensorOut) error {
+	be := s.l.blockElems()
+	batch := max(1, (1<<22)/be)
+	workers := defaultJobs()
+	bufs := make([]*floatTensor, batch)
+	for i := range bufs {
+		bufs[i] = newBlockBuf(s.dtype, be)
+	}
+	for p0 := 0; p0 < s.l.numBlk; p0 += batch {
+		if err := c.ctx.Err(); err != nil {
+			return err
+		}
+		p1 := min(s.l.numBlk, p0+batch)
+		parallelRange(workers, p1-p0, func(i int) { s.block(bufs[i], p0+i) })
+		for i := 0; i < p1-p0; i++ {
+			if err := bufs[i].write(t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// gather assembles sequence b's logical blocks (exact float32 values) into
+// dst, [nb, BS, Hkv, D].
+func (s *kvSource) gather(dst []float32, b int, bufs []*floatTensor) {
+	be := s.l.blockElems()
+	nb := s.l.nb[b]
+	// Blocks are independent: split them over the buffers' workers.
+	parallelChunks(len(bufs), nb, func(w, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s.block(bufs[w], int(s.l.bt[b*s.l.maxb+i]))
+			copy(dst[i*be:(i+1)*be], bufs[w].vals)
+		}
+	})
+}
+
+// needleKeys computes each sequence's needle key: per KV head g, a times
+// the mean of the group's query rows, so scale*q.k is large (~+10) for
+// every query head of the group.
+func needleKeys(l *layout, q []float32, dtype string) [][]float64 {
+	p := l.p
+	G := p.Hq / p.Hkv
+	a := 4 * math.Sqrt(float64(G))
+	out := make([][]float64, len(l.lens))
+	for b := range l.lens {
+		if l.needlePos(b) < 0 {
+			continue
+		}
+		k := make([]float64, p.Hkv*p.D)
+		for g := 0; g < p.Hkv; g++ {
+			for d := 0; d < p.D; d++ {
+				var sum float64
+				for h := g * G; h < (g+1)*G; h++ {
+					sum += float64(q[(b*p.Hq+h)*p.D+d])
+				}
+				k[g*p.D+d] = roundTo(dtype, a*sum/float64(G))
+			}
+		}
+		out[b] = k
+	}
+	return out
+}
+
+func roundTo(dtype string, v float64) float64 {
+	switch dtype {
+	case "float16":
+		return npy.F16ToF64(npy.F16FromF64(v))
+	case "bfloat16":
+		return float64(npy.BF16ToF32(npy.BF16FromF64(v)))
+	}
+	return float64(float32(v))
+}
+
+// pagedInputs generates the query (with NegativeQ applied) and the KV sources.
+func pagedInputs(c *caseCtx, p *pagedParams, l *layout) (floatTensor, *kvSource, *kvSource) {
+	B := len(l.lens)
+	q := normalTensor(c.stream("query"), p.DType, B*p.Hq*p.D, 0, 1)
+	if p.NegativeQ {
+		for i, v := range q.vals {
+			if v > 0 {
+				q.set(i, -float64(v))
+			}
+		}
+	}
+	ks := &kvSource{l: l, dtype: p.DType, key: true, stream: c.stream("key_cache")}
+	vs := &kvSource{l: l, dtype: p.DType, stream: c.stream("value_cache")}
+	if p.Needle != "" {
+		ks.needle = needleKeys(l, q.vals, p.DType)
+	}
+	return q, ks, vs
+}
+
+// writePagedInputs writes query, caches, block tables and context lengths.
+func writePagedInputs(c *caseCtx, p *pagedParams, l *layout, q *floatTensor, ks, vs *kvSource) error {
+	B := len(l.lens)
+	if err := c.writeFloat(tensorSpec{name: "query", role: roleInput, dtype: p.DType, shape: []int64{int64(B), int64(p.Hq), int64(p.D)}}, q); err != nil {
+		return err
+	}
+	cshape := []int64{int64(l.numBlk), int64(p.BS), int64(p.Hkv), int64(p.D)}
+	for _, src := range []struct {
+		name string
+		s    *kvSource
+	}{{"key_cache", ks}, {"value_cache", vs}} {
+		t, err := c.create(tensorSpec{name: src.name, role: roleInput, dtype: p.DType, shape: cshape})
+		if err != nil {
+			return err
+		}
+		if err := src.s.writeCache(c, t); err != nil {
+			t.abort()
+			return err
+		}
+		if err := t.close(); err != nil {
+			return err
+		}
+	}
+	if err := c.writeInts(tensorSpec{name: "block_tables", role: roleInput, dtype: "int32", shape: []int64{int64(B), int64(l.maxb)}}, l.bt); err != nil {
+		return err
+	}
+	cl := make([]int32, B)
+	for b, L := range l.lens {
+		cl[b] = int32(L)
+	}
+	return c.writeInts(tensorSpec{name: "context_lens", role: roleInput, dtype: "int32", shape: []int64{int64(B)}}, cl)
+}
+
+// layoutInfo records the layout facts a reader of the manifest wants.
+func layoutInfo(c *caseCtx, l *layout) {
+	sum, mx := 0, 0
+	for _, L := range l.lens {
+		sum += L
+		mx = max(mx, L)
+	}
+	c.setInfo("num_blocks", l.numBlk)
+	c.setInfo("max_blocks", l.maxb)
+	c.setInfo("context_len_mean", float64(sum)/float64(len(l.lens)))
+	c.setInfo("context_len_max", mx)
+	c.setInfo("kv_bytes", 2*int64(sum)*int64(l.p.Hkv*l.p.D)*dtypeSize(l.p.DType))
+	if l.poison >= 0 {
+		c.setInfo("poison_block", l.poison)
+	}
+	if len(l.shared) > 0 {
+		c.setInfo("shared_blocks", l.shared)
+	}
+	if len(l.p.ContextLens) == 0 {
+		c.setInfo("context_lens", l.lens)
+	}
+	if l.p.Needle != "" {
+		pos := make([]int, len(l.lens))
+		for b := range l.lens {
+			pos[b] = l.needlePos(b)
+		}
+		c.setInfo("needle_positions", pos)
+	}
+}
+
+// seqScratch holds one sequence's gathered K/V and a compact block table.
+type seqScratch struct {
+	k, v []float32
+	bt   []int32
+	bufs []*floatTensor
+}
+
+func newSeqScratch(l *layout, dtype string) *seqScratch {
+	maxNB := slices.Max(l.nb)
+	be := l.blockElems()
+	s := &seqScratch{k: make([]float32, maxNB*be), v: make([]float32, maxNB*be), bt: make([]int32, maxNB)}
+	for i := range s.bt {
+		s.bt[i] = int32(i)
+	}
+	for w := 0; w < defaultJobs(); w++ {
+		s.bufs = append(s.bufs, newBlockBuf(dtype, be))
+	}
+	return s
+}
+
+// seqDims are the dims of one gathered sequence (identity block table).
+func seqDims(p *pagedParams, nb int) golden.AttentionDims {
+	return golden.AttentionDims{B: 1, Hq: p.Hq, Hkv: p.Hkv, D: p.D, NB: nb, BS: p.BS, MAXB: nb}
+}
+
+// ---- paged_attention (ops.md §4) ----
+
+func planPagedAttention(raw json.RawMessage) (*casePlan, error) {
+	var p pagedParams
+	p.PadValue = -1
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	if err := p.fill(); err != nil {
+		return nil, err
+	}
+	return &casePlan{params: canonical(p), bytes: p.estimateBytes(), build: func(c *caseCtx) error { return buildPagedAttention(c, &p) }}, nil
+}
+
+// estimateBytes approximates the tensor bytes (for progress only).
+func (p *pagedParams) estimateBytes() int64 {
+	var tokens int64
+	B := len(p.ContextLens)
+	if B > 0 {
+		for _, l := range p.ContextLens {
+			tokens += int64((l+p.BS-1)/p.BS) * int64(p.BS)
+		}
+	} else {
+		B = p.B
+		tokens = int64(float64(p.B) * p.LenMean)
+	}
+	tokens += int64(p.MinBlock+p.ExtraBlocks) * int64(p.BS)
+	return 2*tokens*int64(p.Hkv*p.D)*dtypeSize(p.DType) + int64(B*p.Hq*p.D)*(dtypeSize(p.DType)+4)
+}
+
+func buildPagedAttention(c *caseCtx, p *pagedParams) error {
+	l, err := newLayout(c, p)
+	if err != nil {
+		return err
+	}
+	layoutInfo(c, l)
+	q, ks, vs := pagedInputs(c, p, l)
+	if err := writePagedInputs(c, p, l, &q, ks, vs); err != nil {
+		return err
+	}
+	B := len(l.lens)
+	out := make([]float64, B*p.Hq*p.D)
+	lse := make([]float64, B*p.Hq)
+	sc := newSeqScratch(l, p.DType)
+	for b := 0; b < B; b++ {
+		if err := c.ctx.Err(); err != nil {
+			return err
+		}
+		nb := l.nb[b]
+		ks.gather(sc.k, b, sc.bufs)
+		vs.gather(sc.v, b, sc.bufs)
+		be := l.blockElems()
+		err := golden.PagedAttention(out[b*p.Hq*p.D:(b+1)*p.Hq*p.D], lse[b*p.Hq:(b+1)*p.Hq],
+			q.vals[b*p.Hq*p.D:(b+1)*p.Hq*p.D], sc.k[:nb*be], sc.v[:nb*be], sc.bt[:nb], []int32{int32(l.lens[b])}, seqDims(p, nb), p.Scale)
+		if err != nil {
+			return err
+		}
+		c.tick()
+	}
+	shape := []int64{int64(B), int64(p.Hq), int64(p.D)}
+	if err := c.writeOutput("paged_attention", "out", p.DType, shape, out); err != nil {
+		return err
+	}
+	return c.writeRounded(tensorSpec{name: "lse", role: roleGolden, dtype: "float32", shape: []int64{int64(B), int64(p.Hq)}, tol: tolerance("paged_attention", "lse", "float32")}, lse)
+}

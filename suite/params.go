@@ -1,0 +1,95 @@
+package suite
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// Size limits keep a typo in a recipe from asking for terabytes.
+const (
+	maxDim       = 1 << 24
+	maxElems     = 1 << 34 // elements of one tensor
+	maxHeadDim   = 1024
+	maxBatch     = 1 << 16
+	maxContext   = 1 << 20
+	maxBlockSize = 1 << 12
+)
+
+// decodeParams decodes raw strictly into p (unknown fields are errors).
+func decodeParams(raw json.RawMessage, p any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(p); err != nil {
+		return fmt.Errorf("%w: %v", ErrParams, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%w: trailing data", ErrParams)
+	}
+	return nil
+}
+
+func errParams(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrParams, fmt.Sprintf(format, a...))
+}
+
+func checkRange(name string, v, lo, hi int) error {
+	if v < lo || v > hi {
+		return errParams("%s = %d, want %d..%d", name, v, lo, hi)
+	}
+	return nil
+}
+
+func checkFloatDType(name, d string) error {
+	switch d {
+	case "float16", "bfloat16", "float32":
+		return nil
+	}
+	return errParams("%s %q: want float16, bfloat16 or float32", name, d)
+}
+
+func checkHalfDType(name, d string) error {
+	switch d {
+	case "float16", "bfloat16":
+		return nil
+	}
+	return errParams("%s %q: want float16 or bfloat16", name, d)
+}
+
+func dtypeSize(d string) int64 {
+	if d == "float32" {
+		return 4
+	}
+	return 2
+}
+
+func checkElems(name string, dims ...int) (int64, error) {
+	n := int64(1)
+	for _, d := range dims {
+		if d < 0 {
+			return 0, errParams("%s has a negative dimension", name)
+		}
+		n *= int64(d)
+		if n > maxElems {
+			return 0, errParams("%s has more than %d elements", name, int64(maxElems))
+		}
+	}
+	return n, nil
+}
+
+func finitePositive(name string, v float64) error {
+	if !(v > 0) || math.IsInf(v, 0) {
+		return errParams("%s = %v, want a finite positive number", name, v)
+	}
+	return nil
+}
+
+// canonical re-encodes p (defaults filled in) for the manifest.
+func canonical(p any) json.RawMessage {
+	b, err := json.Marshal(p)
+	if err != nil {
+		panic("suite: params not marshalable: " + err.Error())
+	}
+	return b
+}

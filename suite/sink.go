@@ -1,0 +1,136 @@
+package suite
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+
+	"github.com/goldset/goldset/manifests"
+)
+
+// BundleSink writes tensors into an atomic bundle writer.
+type BundleSink struct{ W *manifests.BundleWriter }
+
+// Create implements Sink.
+func (s BundleSink) Create(rel string, compress bool) (File, error) {
+	return s.W.Create(rel, compress)
+}
+
+// HashSink computes hashes without writing anything (for regeneration checks).
+type HashSink struct{}
+
+// Create implements Sink.
+func (HashSink) Create(rel string, compress bool) (File, error) {
+	return &hashFile{h: sha256.New()}, nil
+}
+
+type hashFile struct {
+	h hash.Hash
+	n int64
+}
+
+func (f *hashFile) Write(p []byte) (int, error) {
+	f.h.Write(p)
+	f.n += int64(len(p))
+	return len(p), nil
+}
+func (f *hashFile) Close() error   { return nil }
+func (f *hashFile) SHA256() string { return hex.EncodeToString(f.h.Sum(nil)) }
+func (f *hashFile) Bytes() int64   { return f.n }
+
+// RecipeFromManifest reconstructs the recipe of the cases a manifest holds:
+// everything needed to rebuild them (suite name, version, seed, per case
+// op, split and the recorded parameters).
+func RecipeFromManifest(m *manifests.Manifest) (*manifests.Recipe, error) {
+	if m.Generator != GeneratorVersion {
+		return nil, fmt.Errorf("suite: manifest was made by generator %q; this build has %q and cannot reproduce it", m.Generator, GeneratorVersion)
+	}
+	r := &manifests.Recipe{Name: m.Suite, Version: m.SuiteVersion, SpecVersion: m.SpecVersion, Seed: m.Seed}
+	for _, c := range m.Cases {
+		r.Cases = append(r.Cases, manifests.RecipeCase{ID: c.ID, Op: c.Op, Split: c.Split, Params: c.Params})
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// CompareManifests lists the tensors whose hash, size, shape or dtype
+// differ between want (a reference manifest) and got (a rebuild), and
+// cases or tensors present in only one of them.
+func CompareManifests(want, got *manifests.Manifest) []manifests.Problem {
+	var probs []manifests.Problem
+	for i := range want.Cases {
+		wc := &want.Cases[i]
+		gc := got.Case(wc.ID)
+		if gc == nil {
+			probs = append(probs, manifests.Problem{Case: wc.ID, What: "case not rebuilt"})
+			continue
+		}
+		if string(gc.Info) != string(wc.Info) && len(wc.Info) > 0 {
+			probs = append(probs, manifests.Problem{Case: wc.ID, What: fmt.Sprintf("info differs: %s, rebuilt %s", wc.Info, gc.Info)})
+		}
+		for j := range wc.Tensors {
+			wt := &wc.Tensors[j]
+			gt := gc.Tensor(wt.Name)
+			p := manifests.Problem{Case: wc.ID, Tensor: wt.Name, Path: wt.Path}
+			switch {
+			case gt == nil:
+				p.What = "tensor not rebuilt"
+			case gt.DType != wt.DType || fmt.Sprint(gt.Shape) != fmt.Sprint(wt.Shape):
+				p.What = fmt.Sprintf("rebuilt as %s%v, manifest says %s%v", gt.DType, gt.Shape, wt.DType, wt.Shape)
+			case gt.SHA256 != wt.SHA256:
+				p.What = fmt.Sprintf("rebuilt sha256 %s, manifest says %s", gt.SHA256, wt.SHA256)
+			default:
+				continue
+			}
+			probs = append(probs, p)
+		}
+		for j := range gc.Tensors {
+			if wc.Tensor(gc.Tensors[j].Name) == nil {
+				probs = append(probs, manifests.Problem{Case: wc.ID, Tensor: gc.Tensors[j].Name, What: "rebuilt tensor not in the manifest"})
+			}
+		}
+	}
+	return probs
+}
+
+// Regenerate rebuilds every case of m in memory (hashing only) and returns
+// what differs from m.
+func Regenerate(ctx context.Context, m *manifests.Manifest, o Options) ([]manifests.Problem, error) {
+	r, err := RecipeFromManifest(m)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSecret(m, o.Secret); err != nil {
+		return nil, err
+	}
+	o.Splits = []string{manifests.SplitPublic, manifests.SplitBenchmark, manifests.SplitHidden}
+	o.Shard = Shard{}
+	o.Cases = nil
+	if m.HiddenCommitment == "" {
+		o.Splits = o.Splits[:2]
+	}
+	got, err := Build(ctx, r, HashSink{}, o)
+	if err != nil {
+		return nil, err
+	}
+	return CompareManifests(m, got), nil
+}
+
+// checkSecret verifies a secret against the manifest's commitment.
+func checkSecret(m *manifests.Manifest, secret []byte) error {
+	if m.HiddenCommitment == "" {
+		return nil
+	}
+	if len(secret) == 0 {
+		return fmt.Errorf("suite: %w: the manifest holds hidden cases", ErrSecret)
+	}
+	sum := sha256.Sum256(secret)
+	if hex.EncodeToString(sum[:]) != m.HiddenCommitment {
+		return fmt.Errorf("suite: %w: the given secret does not match the manifest's commitment %s", ErrSecret, m.HiddenCommitment)
+	}
+	return nil
+}
