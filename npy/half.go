@@ -6,111 +6,219 @@ import "math"
 // ties to even, exactly once: float64 -> float16 and float64 -> bfloat16 do
 // not pass through float32 (that would round twice). Overflow goes to
 // +-Inf, fp16 and bf16 subnormals are produced, NaN stays NaN (quiet, sign
-// kept).
+// and top payload bits kept). Widening conversions are exact and keep NaN
+// payloads bit for bit.
+//
+// The narrowing conversions are integer bit manipulation on the IEEE
+// encoding: for a normal result, rebias the exponent, add half an ulp minus
+// one plus the lowest kept mantissa bit (round half to even; a carry out of
+// the mantissa correctly bumps the exponent) and shift. A subnormal result is
+// produced by one float addition of a power of two whose ulp is the target's
+// subnormal unit: IEEE addition rounds to nearest even exactly once, and the
+// integer difference of the encodings is the subnormal mantissa. Every step
+// is exact IEEE arithmetic, so results are identical on every architecture.
+
+const (
+	f64Abs  = 1<<63 - 1
+	f64Inf  = 0x7ff0000000000000
+	f32Abs  = 1<<31 - 1
+	f32Inf  = 0x7f800000
+	f16Inf  = 0x7c00
+	f16QNaN = 0x7e00
+	bf16Inf = 0x7f80
+)
 
 // F16FromF64 rounds x to the nearest float16 (ties to even) and returns its bits.
 func F16FromF64(x float64) uint16 {
-	bits := math.Float64bits(x)
-	sign := uint16(bits>>48) & 0x8000
-	a := math.Abs(x)
-	switch {
-	case a != a:
-		return sign | 0x7e00 | uint16(bits>>42)&0x1ff
-	case a >= 65520: // halfway between 65504 and 2**16 rounds to even: Inf
-		return sign | 0x7c00
-	case a < 0x1p-14: // subnormal: units of 2**-24
-		return sign | uint16(math.RoundToEven(a*0x1p24))
+	b := math.Float64bits(x)
+	a := b & f64Abs
+	n := a - (1023-15)<<52
+	r := (n + 1<<41 - 1 + (n>>42)&1) >> 42
+	sub := math.Float64bits(math.Float64frombits(a)+0x1p28) - 0x41b0000000000000 // units of 2^-24 = ulp of 2^28
+	nan := f16QNaN | (a>>42)&0x1ff                                               // quiet, top payload bits kept
+	if a < 0x3f10000000000000 {                                                  // below 2^-14: subnormal
+		r = sub
 	}
-	f, e := math.Frexp(a) // a = f * 2**e, f in [0.5, 1)
-	q := int(math.RoundToEven(f*2048)) - 1024
-	exp := e - 1 + 15
-	if q == 1024 {
-		q = 0
-		exp++
+	if a >= 0x40effe0000000000 { // 65520 = halfway between 65504 and 2^16: ties to even is Inf
+		r = f16Inf
 	}
-	if exp >= 31 {
-		return sign | 0x7c00
+	if a > f64Inf {
+		r = nan
 	}
-	return sign | uint16(exp)<<10 | uint16(q)
+	return uint16(b>>48)&0x8000 | uint16(r)
 }
 
-// F16FromF32 rounds x to the nearest float16 (ties to even) and returns its bits.
-func F16FromF32(x float32) uint16 { return F16FromF64(float64(x)) }
+// F16FromF32 rounds x to the nearest float16 (ties to even) and returns its
+// bits. It equals F16FromF64(float64(x)) for every x.
+func F16FromF32(x float32) uint16 { return f16FromF32Bits(math.Float32bits(x)) }
+
+// f16FromF32Bits computes every candidate result and selects one, which the
+// compiler turns into conditional moves: no data-dependent branches, and
+// small enough to inline into the bulk loops.
+func f16FromF32Bits(b uint32) uint16 {
+	a := b & f32Abs
+	n := a - (127-15)<<23
+	r := (n + 1<<12 - 1 + (n>>13)&1) >> 13
+	sub := math.Float32bits(math.Float32frombits(a)+0.5) - 0x3f000000 // units of 2^-24 = ulp of 0.5
+	nan := f16QNaN | (a>>13)&0x1ff                                    // quiet, top payload bits kept
+	if a < 0x38800000 {                                               // below 2^-14: subnormal
+		r = sub
+	}
+	if a >= 0x477ff000 { // 65520 = halfway between 65504 and 2^16: ties to even is Inf
+		r = f16Inf
+	}
+	if a > f32Inf {
+		r = nan
+	}
+	return uint16(b>>16)&0x8000 | uint16(r)
+}
 
 // F16ToF32 returns the float32 value of the float16 bits h (exact).
-func F16ToF32(h uint16) float32 { return float32(F16ToF64(h)) }
+func F16ToF32(h uint16) float32 {
+	a := uint32(h&0x7fff) << 13
+	r := a + (127-15)<<23
+	if a >= 0x1f<<23 { // Inf/NaN: exponent all ones, payload kept
+		r = a + (255-31)<<23
+	}
+	// Zero/subnormal: 2^-14 * (1 + m/1024) - 2^-14 = m * 2^-24, exact.
+	sub := math.Float32bits(math.Float32frombits(a+113<<23) - 0x1p-14)
+	if a < 1<<23 {
+		r = sub
+	}
+	return math.Float32frombits(uint32(h&0x8000)<<16 | r)
+}
 
 // F16ToF64 returns the float64 value of the float16 bits h (exact).
 func F16ToF64(h uint16) float64 {
-	sign := 1.0
-	if h&0x8000 != 0 {
-		sign = -1
+	if h&0x7c00 == 0x7c00 && h&0x3ff != 0 { // NaN: keep the payload bits
+		return math.Float64frombits(uint64(h&0x8000)<<48 | f64Inf | uint64(h&0x3ff)<<42)
 	}
-	exp := int(h>>10) & 0x1f
-	man := float64(h & 0x3ff)
-	switch exp {
-	case 0:
-		return sign * math.Ldexp(man, -24)
-	case 31:
-		if man != 0 {
-			return math.Float64frombits(math.Float64bits(math.NaN()) | uint64(h&0x8000)<<48)
-		}
-		return math.Inf(int(sign))
-	}
-	return sign * math.Ldexp(1024+man, exp-25)
+	return float64(F16ToF32(h))
 }
 
 // BF16FromF64 rounds x to the nearest bfloat16 (ties to even) and returns its bits.
 func BF16FromF64(x float64) uint16 {
-	bits := math.Float64bits(x)
-	sign := uint16(bits>>48) & 0x8000
-	a := math.Abs(x)
-	switch {
-	case a != a:
-		return sign | 0x7fc0 | uint16(bits>>45)&0x3f
-	case a >= 0x1.ffp127: // halfway between bf16 max and 2**128
-		return sign | 0x7f80
-	case a < 0x1p-126: // subnormal: units of 2**-133
-		return sign | uint16(math.RoundToEven(a*0x1p133))
+	b := math.Float64bits(x)
+	a := b & f64Abs
+	n := a - (1023-127)<<52
+	r := (n + 1<<44 - 1 + (n>>45)&1) >> 45
+	sub := math.Float64bits(math.Float64frombits(a)+0x1p-81) - 0x3ae0000000000000 // units of 2^-133 = ulp of 2^-81
+	nan := 0x7fc0 | (a>>45)&0x3f
+	if a < 0x3810000000000000 { // below 2^-126: subnormal
+		r = sub
 	}
-	f, e := math.Frexp(a)
-	q := int(math.RoundToEven(f*256)) - 128
-	exp := e - 1 + 127
-	if q == 128 {
-		q = 0
-		exp++
+	if a >= 0x47eff00000000000 { // 0x1.ffp127, halfway between bf16 max and 2^128
+		r = bf16Inf
 	}
-	if exp >= 255 {
-		return sign | 0x7f80
+	if a > f64Inf {
+		r = nan
 	}
-	return sign | uint16(exp)<<7 | uint16(q)
+	return uint16(b>>48)&0x8000 | uint16(r)
 }
 
-// BF16FromF32 rounds x to the nearest bfloat16 (ties to even) and returns its bits.
+// BF16FromF32 rounds x to the nearest bfloat16 (ties to even) and returns its
+// bits. bfloat16 is the top half of float32, so rounding works on all finite
+// values, subnormals and overflow alike.
 func BF16FromF32(x float32) uint16 {
 	b := math.Float32bits(x)
-	if b&0x7fffffff > 0x7f800000 { // NaN: keep sign and top payload, force quiet
-		return uint16(b>>16) | 0x40
+	r := uint16((b + 0x7fff + (b>>16)&1) >> 16)
+	if b&f32Abs > f32Inf { // NaN: keep sign and top payload, force quiet
+		r = uint16(b>>16) | 0x40
 	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
+	return r
 }
 
 // BF16ToF32 returns the float32 value of the bfloat16 bits h (exact).
 func BF16ToF32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 
+// BF16ToF64 returns the float64 value of the bfloat16 bits h (exact).
+func BF16ToF64(h uint16) float64 {
+	if h&0x7f80 == 0x7f80 && h&0x7f != 0 { // NaN: keep the payload bits
+		return math.Float64frombits(uint64(h&0x8000)<<48 | f64Inf | uint64(h&0x7f)<<45)
+	}
+	return float64(BF16ToF32(h))
+}
+
 // F16sFromF32s converts src to float16 bits in dst; len(dst) must be >= len(src).
 func F16sFromF32s(dst []uint16, src []float32) {
+	if len(dst) < len(src) {
+		panic("npy: F16sFromF32s: len(dst) < len(src)")
+	}
 	dst = dst[:len(src)]
 	for i, v := range src {
-		dst[i] = F16FromF32(v)
+		// f16FromF32Bits, inlined by hand (it exceeds the inlining budget).
+		b := math.Float32bits(v)
+		a := b & f32Abs
+		n := a - (127-15)<<23
+		r := (n + 1<<12 - 1 + (n>>13)&1) >> 13
+		sub := math.Float32bits(math.Float32frombits(a)+0.5) - 0x3f000000
+		nan := f16QNaN | (a>>13)&0x1ff
+		if a < 0x38800000 {
+			r = sub
+		}
+		if a >= 0x477ff000 {
+			r = f16Inf
+		}
+		if a > f32Inf {
+			r = nan
+		}
+		dst[i] = uint16(b>>16)&0x8000 | uint16(r)
 	}
 }
 
 // BF16sFromF32s converts src to bfloat16 bits in dst; len(dst) must be >= len(src).
 func BF16sFromF32s(dst []uint16, src []float32) {
+	if len(dst) < len(src) {
+		panic("npy: BF16sFromF32s: len(dst) < len(src)")
+	}
 	dst = dst[:len(src)]
 	for i, v := range src {
 		dst[i] = BF16FromF32(v)
+	}
+}
+
+// F16sFromF64s converts src to float16 bits in dst (one rounding);
+// len(dst) must be >= len(src).
+func F16sFromF64s(dst []uint16, src []float64) {
+	if len(dst) < len(src) {
+		panic("npy: F16sFromF64s: len(dst) < len(src)")
+	}
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = F16FromF64(v)
+	}
+}
+
+// BF16sFromF64s converts src to bfloat16 bits in dst (one rounding);
+// len(dst) must be >= len(src).
+func BF16sFromF64s(dst []uint16, src []float64) {
+	if len(dst) < len(src) {
+		panic("npy: BF16sFromF64s: len(dst) < len(src)")
+	}
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = BF16FromF64(v)
+	}
+}
+
+// F16sToF32s widens float16 bits to float32; len(dst) must be >= len(src).
+func F16sToF32s(dst []float32, src []uint16) {
+	if len(dst) < len(src) {
+		panic("npy: F16sToF32s: len(dst) < len(src)")
+	}
+	dst = dst[:len(src)]
+	for i, h := range src {
+		dst[i] = F16ToF32(h)
+	}
+}
+
+// BF16sToF32s widens bfloat16 bits to float32; len(dst) must be >= len(src).
+func BF16sToF32s(dst []float32, src []uint16) {
+	if len(dst) < len(src) {
+		panic("npy: BF16sToF32s: len(dst) < len(src)")
+	}
+	dst = dst[:len(src)]
+	for i, h := range src {
+		dst[i] = math.Float32frombits(uint32(h) << 16)
 	}
 }

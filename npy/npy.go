@@ -1,38 +1,56 @@
 package npy
 
-// NOTE: first cut of the API; the npy owner extends and hardens it, keeping
-// these names.
-
 import (
 	"errors"
 	"fmt"
-	"io"
-	"strconv"
-	"strings"
+	"math"
+	"math/bits"
 )
 
 // DType is a numpy type descriptor string as stored in the header.
+// Only the canonical spellings below are valid in a Header; ParseDType maps
+// the other spellings numpy accepts ('=f4', '<u1', ...) onto them.
 type DType string
 
-// Supported descriptors.
+// Supported descriptors (canonical spellings, as numpy.save writes them).
 const (
 	Float16 DType = "<f2"
 	Float32 DType = "<f4"
 	Float64 DType = "<f8"
 	Int32   DType = "<i4"
 	Int64   DType = "<i8"
-	Uint16  DType = "<u2"
+	Uint16  DType = "<u2" // also carries bfloat16 bits, see doc.go
 	Uint8   DType = "|u1"
 	Bool    DType = "|b1"
 )
 
-// Sentinel errors.
+// Limits.
+const (
+	// MaxHeaderLen caps the header length field (dict, padding and '\n')
+	// accepted by ReadHeader, so a hostile length cannot force a large
+	// allocation. numpy itself refuses headers over 10000 bytes by default.
+	MaxHeaderLen = 1 << 20
+	// PreambleLen1 and PreambleLen2 are the sizes of magic, version and
+	// header-length field for format version 1.0 and versions 2.0/3.0.
+	PreambleLen1 = 10
+	PreambleLen2 = 12
+	// Align is the alignment of the data offset that numpy.save produces.
+	Align = 64
+)
+
+// Sentinel errors. Every error returned by this package wraps exactly one of
+// them (or an I/O error from the underlying file) and names the file.
 var (
 	ErrFormat           = errors.New("not a valid .npy file")
 	ErrUnsupportedDType = errors.New("unsupported dtype")
+	ErrTruncated        = errors.New("file truncated")
+	ErrTrailingData     = errors.New("trailing bytes after array data")
+	ErrFortranOrder     = errors.New("Fortran-order arrays are not supported")
+	ErrShape            = errors.New("invalid shape or data size")
 )
 
-// ItemSize returns the size in bytes of one element, or 0 if d is unknown.
+// ItemSize returns the size in bytes of one element, or 0 if d is not one of
+// the canonical descriptors.
 func (d DType) ItemSize() int {
 	switch d {
 	case Float16, Uint16:
@@ -47,6 +65,39 @@ func (d DType) ItemSize() int {
 	return 0
 }
 
+// ParseDType maps a numpy descr string onto a canonical DType. It accepts
+// '<' (little-endian) and '=' (native; numpy never writes it, and it is
+// taken as little-endian so that results do not depend on the host) for
+// multi-byte types, and any of '<', '=', '|', '>' for one-byte types, where
+// byte order is meaningless. Big-endian multi-byte types, and every kind or
+// size not listed in the DType constants, wrap ErrUnsupportedDType.
+func ParseDType(descr string) (DType, error) {
+	if len(descr) < 2 {
+		return "", fmt.Errorf("%w %q", ErrUnsupportedDType, descr)
+	}
+	order, typ := descr[0], descr[1:]
+	switch typ {
+	case "u1":
+		if order == '<' || order == '>' || order == '=' || order == '|' {
+			return Uint8, nil
+		}
+	case "b1":
+		if order == '<' || order == '>' || order == '=' || order == '|' {
+			return Bool, nil
+		}
+	case "f2", "f4", "f8", "i4", "i8", "u2":
+		switch order {
+		case '<', '=':
+			return DType("<" + typ), nil
+		case '>':
+			return "", fmt.Errorf("%w %q: big-endian data is not supported (numpy: a.astype(a.dtype.newbyteorder('<')))", ErrUnsupportedDType, descr)
+		case '|':
+			return "", fmt.Errorf("%w %q: byte order '|' is only meaningful for one-byte types", ErrUnsupportedDType, descr)
+		}
+	}
+	return "", fmt.Errorf("%w %q (supported: <f2 <f4 <f8 <i4 <i8 <u2 |u1 |b1)", ErrUnsupportedDType, descr)
+}
+
 // Header describes an array.
 type Header struct {
 	Descr   DType
@@ -54,89 +105,76 @@ type Header struct {
 	Shape   []int64
 }
 
-// NumElems returns the product of the shape (1 for a 0-d array).
+// NumElems returns the product of the shape (1 for a 0-d array), or -1 if a
+// dimension is negative or the product overflows int64.
 func (h Header) NumElems() int64 {
 	n := int64(1)
 	for _, d := range h.Shape {
-		n *= d
+		if d < 0 {
+			return -1
+		}
+		hi, lo := bits.Mul64(uint64(n), uint64(d))
+		if hi != 0 || lo > math.MaxInt64 {
+			return -1
+		}
+		n = int64(lo)
 	}
 	return n
 }
 
-// EncodeHeader returns the magic, version, length and header dict,
-// padded as numpy.save pads it.
-func EncodeHeader(h Header) ([]byte, error) {
-	if h.Descr.ItemSize() == 0 {
-		return nil, fmt.Errorf("npy: %w %q", ErrUnsupportedDType, h.Descr)
+// NumBytes returns the size of the array data in bytes, or -1 if the dtype is
+// unknown, a dimension is negative or the size overflows int64.
+func (h Header) NumBytes() int64 {
+	n, size := h.NumElems(), int64(h.Descr.ItemSize())
+	if n < 0 || size == 0 || n > math.MaxInt64/size {
+		return -1
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "{'descr': '%s', 'fortran_order': %s, 'shape': (", h.Descr, pyBool(h.Fortran))
-	for i, d := range h.Shape {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(strconv.FormatInt(d, 10))
-	}
-	if len(h.Shape) == 1 {
-		b.WriteString(",")
-	}
-	b.WriteString("), }")
-	dict := b.String()
-	// numpy pads with spaces so that magic+len+dict+'\n' is a multiple of 64.
-	pre := 10
-	total := pre + len(dict) + 1
-	pad := (64 - total%64) % 64
-	out := make([]byte, 0, total+pad)
-	out = append(out, "\x93NUMPY\x01\x00"...)
-	hl := len(dict) + 1 + pad
-	out = append(out, byte(hl), byte(hl>>8))
-	out = append(out, dict...)
-	for i := 0; i < pad; i++ {
-		out = append(out, ' ')
-	}
-	out = append(out, '\n')
-	return out, nil
+	return n * size
 }
 
-func pyBool(b bool) string {
-	if b {
-		return "True"
-	}
-	return "False"
-}
-
-// Writer streams the data of one array after its header.
-type Writer struct {
-	w       io.Writer
-	want, n int64
-}
-
-// NewWriter writes h to w and returns a Writer for exactly the array's data bytes.
-func NewWriter(w io.Writer, h Header) (*Writer, error) {
-	hdr, err := EncodeHeader(h)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := w.Write(hdr); err != nil {
-		return nil, err
-	}
-	return &Writer{w: w, want: h.NumElems() * int64(h.Descr.ItemSize())}, nil
-}
-
-// Write writes raw little-endian element bytes.
-func (w *Writer) Write(p []byte) (int, error) {
-	if w.n+int64(len(p)) > w.want {
-		return 0, fmt.Errorf("npy: write past end of data (%d > %d bytes)", w.n+int64(len(p)), w.want)
-	}
-	n, err := w.w.Write(p)
-	w.n += int64(n)
-	return n, err
-}
-
-// Close checks that exactly the array's bytes were written.
-func (w *Writer) Close() error {
-	if w.n != w.want {
-		return fmt.Errorf("npy: wrote %d data bytes, header promised %d", w.n, w.want)
+// Validate reports whether h can be written: a canonical dtype
+// (ErrUnsupportedDType) and non-negative dimensions whose element and byte
+// counts fit in int64 (ErrShape). Fortran order is allowed here; the reader
+// rejects it.
+func (h Header) Validate() error {
+	if err := h.check(); err != nil {
+		return fmt.Errorf("npy: %w", err)
 	}
 	return nil
+}
+
+// check is Validate without the "npy: " prefix, for callers that add their
+// own context.
+func (h Header) check() error {
+	if h.Descr.ItemSize() == 0 {
+		if _, err := ParseDType(string(h.Descr)); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w %q: not canonical (use ParseDType)", ErrUnsupportedDType, h.Descr)
+	}
+	for i, d := range h.Shape {
+		if d < 0 {
+			return fmt.Errorf("%w: dimension %d is negative (%d)", ErrShape, i, d)
+		}
+	}
+	if h.NumElems() < 0 {
+		return fmt.Errorf("%w: element count of shape %v overflows int64", ErrShape, h.Shape)
+	}
+	if h.NumBytes() < 0 {
+		return fmt.Errorf("%w: byte count of shape %v x %d bytes overflows int64", ErrShape, h.Shape, h.Descr.ItemSize())
+	}
+	return nil
+}
+
+// equal reports whether two headers describe the same array layout.
+func (h Header) equal(o Header) bool {
+	if h.Descr != o.Descr || h.Fortran != o.Fortran || len(h.Shape) != len(o.Shape) {
+		return false
+	}
+	for i := range h.Shape {
+		if h.Shape[i] != o.Shape[i] {
+			return false
+		}
+	}
+	return true
 }

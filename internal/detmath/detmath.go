@@ -17,7 +17,7 @@ const (
 	ln2Hi  = 6.93147180369123816490e-01 // high bits of ln 2 (exact product with small ints)
 	ln2Lo  = 1.90821492927058770002e-10 // ln 2 - ln2Hi
 	log2e  = 1.44269504088896338700e+00
-	expOvf = 7.09782712893383973096e+02 // above this exp overflows
+	expOvf = 7.09782712893383973096e+02  // above this exp overflows
 	expUnf = -7.45133219101941108420e+02 // below this exp underflows to 0
 
 	// Remez polynomial for (r*(exp(r)+1)/(exp(r)-1)) on [-ln2/2, ln2/2].

@@ -54,7 +54,7 @@ func TestSpecialValues(t *testing.T) {
 		got, want float64
 	}{
 		{"exp(0)", Exp(0), 1},
-				{"exp(-inf)", Exp(math.Inf(-1)), 0},
+		{"exp(-inf)", Exp(math.Inf(-1)), 0},
 		{"exp(+inf)", Exp(math.Inf(1)), math.Inf(1)},
 		{"exp(710)", Exp(710), math.Inf(1)},
 		{"exp(-746)", Exp(-746), 0},
