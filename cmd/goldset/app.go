@@ -99,6 +99,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 a verification or comparison that failed.`
 		newGenCmd(s),
 		newListCmd(s),
 		newMergeCmd(s),
+		newCompareCmd(s),
 	)
 	return root
 }
