@@ -58,46 +58,12 @@ func planReshapeAndCache(raw json.RawMessage) (*casePlan, error) {
 	return &casePlan{params: canonical(p), bytes: bytes, build: func(c *caseCtx) error { return buildReshapeAndCache(c, &p) }}, nil
 }
 
+// numNeg is the number of negative entries gen.SlotMapping draws.
 func (p *cacheParams) numNeg() int {
 	if p.AllNegative {
 		return p.TS
 	}
-	return int(math.Round(p.SkipFrac * float64(p.TS)))
-}
-
-// slotMapping draws T_s entries: unique valid slots in [0, NB*BS) (slot 0
-// forced when asked), and numNeg negative entries at random positions.
-func slotMapping(c *caseCtx, p *cacheParams) []int32 {
-	r := c.stream("slot_mapping").Rand()
-	nneg := p.numNeg()
-	negPos := r.Choice(p.TS, nneg)
-	isNeg := make([]bool, p.TS)
-	for _, i := range negPos {
-		isNeg[i] = true
-	}
-	slots := r.Choice(p.NB*p.BS, p.TS-nneg)
-	if p.Slot0 && len(slots) > 0 {
-		has := false
-		for _, s := range slots {
-			has = has || s == 0
-		}
-		if !has {
-			slots[0] = 0
-		}
-	}
-	negVals := [...]int32{-1, -7, math.MinInt32}
-	sm := make([]int32, p.TS)
-	next, k := 0, 0
-	for t := range sm {
-		if isNeg[t] {
-			sm[t] = negVals[k%len(negVals)]
-			k++
-			continue
-		}
-		sm[t] = int32(slots[next])
-		next++
-	}
-	return sm
+	return int(math.Floor(p.SkipFrac*float64(p.TS) + 0.5))
 }
 
 func buildReshapeAndCache(c *caseCtx, p *cacheParams) error {
@@ -111,7 +77,10 @@ func buildReshapeAndCache(c *caseCtx, p *cacheParams) error {
 	if err := c.writeFloat(tensorSpec{name: "value", role: roleInput, dtype: p.DType, shape: kvShape}, &value); err != nil {
 		return err
 	}
-	sm := slotMapping(c, p)
+	sm, err := gen.SlotMapping(c.stream("slot_mapping"), gen.SlotSpec{Tokens: p.TS, NumSlots: p.NB * p.BS, NegFrac: p.SkipFrac, AllNeg: p.AllNegative, ForceSlot0: p.Slot0})
+	if err != nil {
+		return err
+	}
 	if err := c.writeInts(tensorSpec{name: "slot_mapping", role: roleInput, dtype: "int32", shape: []int64{int64(p.TS)}}, sm); err != nil {
 		return err
 	}

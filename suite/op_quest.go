@@ -1,7 +1,313 @@
 package suite
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+	"slices"
+
+	"github.com/goldset/goldset/golden"
+)
+
+// ---- quest (ops.md §5) ----
+
+type questParams struct {
+	pagedParams
+	// K blocks are kept per selection row, anchors included.
+	K           int    `json:"k"`
+	AnchorFirst *bool  `json:"anchor_first"`
+	AnchorLast  *bool  `json:"anchor_last"`
+	Granularity string `json:"granularity"` // "q_head" (default) or "kv_group_sum"
+	// Plant scales the keys of K-anchors chosen non-anchor blocks per
+	// (sequence, KV head) by PlantGain, so those blocks' Quest scores
+	// (about PlantGain times the others') win with a wide margin; each KV
+	// head gets its own blocks. Default on, except for ties.
+	Plant     *bool   `json:"plant"`
+	PlantGain float64 `json:"plant_gain"`
+	// Tie gives every block the same keys: all scores tie exactly and the
+	// lowest indices must win.
+	Tie bool `json:"tie,omitempty"`
+}
+
+func (p *questParams) anchors() int {
+	n := 0
+	if *p.AnchorFirst {
+		n++
+	}
+	if *p.AnchorLast {
+		n++
+	}
+	return n
+}
+
+func (p *questParams) golden() golden.QuestParams {
+	g := golden.QHead
+	if p.Granularity == "kv_group_sum" {
+		g = golden.KVGroupSum
+	}
+	return golden.QuestParams{K: p.K, AnchorFirst: *p.AnchorFirst, AnchorLast: *p.AnchorLast, Granularity: g}
+}
 
 func planQuest(raw json.RawMessage) (*casePlan, error) {
-	return nil, errParams("quest: builder not written yet")
+	var p questParams
+	p.PadValue = -1
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	if err := p.fill(); err != nil {
+		return nil, err
+	}
+	t := true
+	if p.AnchorFirst == nil {
+		p.AnchorFirst = &t
+	}
+	if p.AnchorLast == nil {
+		p.AnchorLast = &t
+	}
+	if p.Plant == nil {
+		plant := !p.Tie
+		p.Plant = &plant
+	}
+	if p.PlantGain == 0 {
+		p.PlantGain = 2
+		if p.Needle == "exclude" {
+			p.PlantGain = 3
+		}
+	}
+	if p.Granularity == "" {
+		p.Granularity = "q_head"
+	}
+	if p.Granularity != "q_head" && p.Granularity != "kv_group_sum" {
+		return nil, errParams("granularity %q: want q_head or kv_group_sum", p.Granularity)
+	}
+	if err := checkRange("k", p.K, 1, 1<<16); err != nil {
+		return nil, err
+	}
+	if p.K < p.anchors() {
+		return nil, errParams("k = %d is smaller than the number of anchors (%d)", p.K, p.anchors())
+	}
+	if !(p.PlantGain >= 1) || math.IsInf(p.PlantGain, 0) {
+		return nil, errParams("plant_gain = %v, want >= 1", p.PlantGain)
+	}
+	if p.Tie && (*p.Plant || p.Needle != "") {
+		return nil, errParams("tie excludes plant and needle")
+	}
+	if p.Needle != "" && p.Needle != "exclude" {
+		return nil, errParams("quest supports needle \"exclude\" only (paged_attention has the other placements)")
+	}
+	if p.Needle == "exclude" && !*p.Plant {
+		return nil, errParams("needle \"exclude\" needs plant")
+	}
+	sz := p.estimateBytes()
+	return &casePlan{params: canonical(p), bytes: 2*sz + int64(p.K)*4, build: func(c *caseCtx) error { return buildQuest(c, &p) }}, nil
+}
+
+// plantQuest picks each (sequence, KV head)'s planted blocks and, for
+// needle "exclude", a needle block outside every planted set.
+func plantQuest(c *caseCtx, p *questParams, l *layout, ks *kvSource) map[string]any {
+	info := map[string]any{}
+	if !*p.Plant {
+		return info
+	}
+	r := c.stream("plant").Rand()
+	ks.hot = make([][]bool, len(l.lens))
+	ks.hotGain = p.PlantGain
+	planted := make([][][]int, len(l.lens))
+	if p.Needle == "exclude" {
+		l.needle = slices.Repeat([]int{-1}, len(l.lens))
+	}
+	for b := range l.lens {
+		nb := l.nb[b]
+		ks.hot[b] = make([]bool, nb*p.Hkv)
+		if nb <= p.K {
+			continue
+		}
+		var free []int
+		for i := 0; i < nb; i++ {
+			if (i == 0 && *p.AnchorFirst) || (i == nb-1 && *p.AnchorLast) {
+				continue
+			}
+			free = append(free, i)
+		}
+		want := p.K - p.anchors()
+		hotAny := make([]bool, nb)
+		planted[b] = make([][]int, p.Hkv)
+		for g := 0; g < p.Hkv; g++ {
+			pick := r.Choice(len(free), want)
+			for _, j := range pick {
+				i := free[j]
+				ks.hot[b][i*p.Hkv+g] = true
+				hotAny[i] = true
+				planted[b][g] = append(planted[b][g], i)
+			}
+			slices.Sort(planted[b][g])
+		}
+		if p.Needle == "exclude" {
+			// The needle goes into the first block from the middle on that
+			// no head planted and no anchor holds.
+			for k := 0; k < nb; k++ {
+				i := (nb/2 + k) % nb
+				if !hotAny[i] && slices.Contains(free, i) {
+					l.needle[b] = i * p.BS
+					break
+				}
+			}
+		}
+	}
+	info["planted_blocks"] = planted
+	info["plant_gain"] = p.PlantGain
+	return info
+}
+
+func buildQuest(c *caseCtx, p *questParams) error {
+	l, err := newLayout(c, &p.pagedParams)
+	if err != nil {
+		return err
+	}
+	q, ks, vs := pagedInputs(c, &p.pagedParams, l)
+	ks.tie = p.Tie
+	for k, v := range plantQuest(c, p, l, ks) {
+		c.setInfo(k, v)
+	}
+	if l.needle != nil {
+		ks.needle = needleKeys(l, q.vals, p.DType)
+	}
+	layoutInfo(c, l)
+	if err := writePagedInputs(c, &p.pagedParams, l, &q, ks, vs); err != nil {
+		return err
+	}
+	qp := p.golden()
+	B, Hq, Hkv, D := len(l.lens), p.Hq, p.Hkv, p.D
+	hsel := qp.Granularity.Hsel(golden.AttentionDims{Hq: Hq, Hkv: Hkv})
+	maxb := l.maxb
+	specs := []tensorSpec{
+		{name: "kmax", role: roleGolden, dtype: p.DType, shape: []int64{int64(B), int64(maxb), int64(Hkv), int64(D)}, tol: tolerance("quest", "kmax", p.DType)},
+		{name: "kmin", role: roleGolden, dtype: p.DType, shape: []int64{int64(B), int64(maxb), int64(Hkv), int64(D)}, tol: tolerance("quest", "kmin", p.DType)},
+		{name: "scores", role: roleGolden, dtype: "float32", shape: []int64{int64(B), int64(hsel), int64(maxb)}, tol: tolerance("quest", "scores", "float32")},
+		{name: "selected", role: roleGolden, dtype: "int32", shape: []int64{int64(B), int64(hsel), int64(p.K)}, tol: tolerance("quest", "selected", "int32")},
+	}
+	outs := make([]*tensorOut, len(specs))
+	fail := func(err error) error {
+		for _, t := range outs {
+			if t != nil {
+				t.abort()
+			}
+		}
+		return err
+	}
+	for i, ts := range specs {
+		if outs[i], err = c.create(ts); err != nil {
+			return fail(err)
+		}
+	}
+	out := make([]float64, B*Hq*D)
+	lse := make([]float64, B*Hq)
+	dense := make([]float64, B*Hq*D)
+	denseLSE := make([]float64, B*Hq)
+	sc := newSeqScratch(l, p.DType)
+	be := l.blockElems()
+	meta := make([]float64, maxb*Hkv*D)
+	scoreRow := make([]float64, hsel*maxb)
+	sel := make([]int32, hsel*p.K)
+	margin, hasMargin := math.Inf(1), false
+	for b := 0; b < B; b++ {
+		if err := c.ctx.Err(); err != nil {
+			return fail(err)
+		}
+		nb := l.nb[b]
+		ks.gather(sc.k, b, sc.bufs)
+		vs.gather(sc.v, b, sc.bufs)
+		dims := seqDims(&p.pagedParams, nb)
+		cl := []int32{int32(l.lens[b])}
+		kc, vc, bt := sc.k[:nb*be], sc.v[:nb*be], sc.bt[:nb]
+		kmax := make([]float64, nb*Hkv*D)
+		kmin := make([]float64, nb*Hkv*D)
+		if err := golden.BlockMetadata(kmax, kmin, kc, bt, cl, dims); err != nil {
+			return fail(err)
+		}
+		scores := make([]float64, hsel*nb)
+		qb := q.vals[b*Hq*D : (b+1)*Hq*D]
+		if err := golden.BlockScores(scores, qb, kmax, kmin, cl, dims, qp.Granularity); err != nil {
+			return fail(err)
+		}
+		m, ok, err := golden.SelectBlocks(sel, scores, cl, dims, qp)
+		if err != nil {
+			return fail(err)
+		}
+		if ok {
+			hasMargin = true
+			margin = min(margin, m)
+		}
+		if pos := l.needlePos(b); p.Needle == "exclude" && pos >= 0 {
+			if slices.Contains(sel, int32(pos/p.BS)) {
+				return fail(errParams("sequence %d: the needle block %d was selected; raise plant_gain", b, pos/p.BS))
+			}
+		}
+		o := out[b*Hq*D : (b+1)*Hq*D]
+		if err := golden.SparseAttention(o, lse[b*Hq:(b+1)*Hq], qb, kc, vc, bt, cl, sel, dims, qp, p.Scale); err != nil {
+			return fail(err)
+		}
+		if err := golden.PagedAttention(dense[b*Hq*D:(b+1)*Hq*D], denseLSE[b*Hq:(b+1)*Hq], qb, kc, vc, bt, cl, dims, p.Scale); err != nil {
+			return fail(err)
+		}
+		// Widen the per-sequence results to the case's MAXB.
+		for _, mm := range []struct {
+			v []float64
+			t *tensorOut
+		}{{kmax, outs[0]}, {kmin, outs[1]}} {
+			clear(meta)
+			copy(meta, mm.v)
+			if err := mm.t.rounded(p.DType, meta); err != nil {
+				return fail(err)
+			}
+		}
+		for h := 0; h < hsel; h++ {
+			row := scoreRow[h*maxb : (h+1)*maxb]
+			copy(row, scores[h*nb:(h+1)*nb])
+			for i := nb; i < maxb; i++ {
+				row[i] = math.Inf(-1)
+			}
+		}
+		if err := outs[2].rounded("float32", scoreRow); err != nil {
+			return fail(err)
+		}
+		if err := outs[3].i32(sel); err != nil {
+			return fail(err)
+		}
+		c.tick()
+	}
+	for i, t := range outs {
+		outs[i] = nil
+		if err := t.close(); err != nil {
+			return fail(err)
+		}
+	}
+	shape := []int64{int64(B), int64(Hq), int64(D)}
+	if err := c.writeOutput("quest", "out", p.DType, shape, out); err != nil {
+		return err
+	}
+	if err := c.writeRounded(tensorSpec{name: "lse", role: roleGolden, dtype: "float32", shape: []int64{int64(B), int64(Hq)}, tol: tolerance("quest", "lse", "float32")}, lse); err != nil {
+		return err
+	}
+	if err := c.writeRounded(tensorSpec{name: "dense_out", role: roleAux, dtype: "float32", shape: shape}, dense); err != nil {
+		return err
+	}
+	if hasMargin {
+		c.setInfo("selection_margin", margin)
+	}
+	c.setInfo("sparse_dense_rel_l2", relL2(out, dense))
+	return nil
+}
+
+// relL2 returns ||a-b|| / ||b|| in float64.
+func relL2(a, b []float64) float64 {
+	var num, den float64
+	for i := range a {
+		d := a[i] - b[i]
+		num += float64(d * d)
+		den += float64(b[i] * b[i])
+	}
+	if den == 0 {
+		return 0
+	}
+	return math.Sqrt(num / den)
 }

@@ -101,21 +101,30 @@ func (p *pagedParams) fill() error {
 		}
 	}
 	switch p.Needle {
-	case "", "first", "last", "boundary512":
+	case "", "first", "last", "boundary512", "exclude":
 	default:
-		return errParams("needle %q: want first, last or boundary512", p.Needle)
+		return errParams("needle %q: want first, last, boundary512 (or exclude, quest only)", p.Needle)
 	}
 	return nil
 }
 
 func checkHalfOrF32(d string) error { return checkFloatDType("dtype", d) }
 
-// lens returns the context lengths (explicit or drawn).
-func (p *pagedParams) lens(c *caseCtx) []int {
+// lens returns the context lengths (explicit, or drawn like the NumPy
+// peer's lognormal with gen.DrawLens).
+func (p *pagedParams) lens(c *caseCtx) ([]int, error) {
 	if len(p.ContextLens) > 0 {
-		return p.ContextLens
+		return p.ContextLens, nil
 	}
-	return drawLognormalLens(c.stream("context_lens"), p.B, p.LenMean, p.LenSigma, p.LenMax)
+	drawn, _, err := gen.DrawLens(c.stream("context_lens"), p.B, gen.LenDraw{Mean: p.LenMean, Sigma: p.LenSigma, Max: p.LenMax})
+	if err != nil {
+		return nil, err
+	}
+	lens := make([]int, len(drawn))
+	for i, l := range drawn {
+		lens[i] = int(l)
+	}
+	return lens, nil
 }
 
 // layout is a paged-KV layout with its per-physical-block roles.
@@ -129,6 +138,7 @@ type layout struct {
 	owner   []int32 // physical block -> owning sequence, -1 unreferenced
 	logical []int32 // physical block -> logical index in its owner
 	poison  int     // NaN block for hostile padding, -1 if none
+	needle  []int   // needle token per sequence, -1 for none
 	// shared lists the physical blocks read by two sequences.
 	shared []int
 }
@@ -139,7 +149,10 @@ func (l *layout) blockElems() int { return l.p.BS * l.p.Hkv * l.p.D }
 // (except deliberate sharing), ids are a seeded permutation, padding past
 // ceil(L/BS) is pad_value or the poison block.
 func newLayout(c *caseCtx, p *pagedParams) (*layout, error) {
-	lens := p.lens(c)
+	lens, err := p.lens(c)
+	if err != nil {
+		return nil, err
+	}
 	l := &layout{p: p, lens: lens, nb: make([]int, len(lens)), poison: -1}
 	maxNB, total := 0, 0
 	for b, L := range lens {
@@ -198,23 +211,38 @@ func newLayout(c *caseCtx, p *pagedParams) (*layout, error) {
 			l.bt[b*l.maxb+i] = int32(id)
 		}
 	}
+	l.placeNeedles()
 	return l, nil
 }
 
 // needlePos returns the needle token of sequence b, or -1.
 func (l *layout) needlePos(b int) int {
-	L := l.lens[b]
-	switch l.p.Needle {
-	case "first":
-		return min(3, L-1)
-	case "last":
-		return L - 1
-	case "boundary512":
-		if L > 512 {
-			return 512
+	if l.needle == nil {
+		return -1
+	}
+	return l.needle[b]
+}
+
+// placeNeedles sets the needle positions of the "first", "last" and
+// "boundary512" placements.
+func (l *layout) placeNeedles() {
+	if l.p.Needle == "" || l.p.Needle == "exclude" {
+		return
+	}
+	l.needle = make([]int, len(l.lens))
+	for b, L := range l.lens {
+		l.needle[b] = -1
+		switch l.p.Needle {
+		case "first":
+			l.needle[b] = min(3, L-1)
+		case "last":
+			l.needle[b] = L - 1
+		case "boundary512":
+			if L > 512 {
+				l.needle[b] = 512
+			}
 		}
 	}
-	return -1
 }
 
 // kvSource produces physical cache blocks with every transform applied
@@ -392,7 +420,7 @@ func pagedInputs(c *caseCtx, p *pagedParams, l *layout) (floatTensor, *kvSource,
 	}
 	ks := &kvSource{l: l, dtype: p.DType, key: true, stream: c.stream("key_cache")}
 	vs := &kvSource{l: l, dtype: p.DType, stream: c.stream("value_cache")}
-	if p.Needle != "" {
+	if l.needle != nil {
 		ks.needle = needleKeys(l, q.vals, p.DType)
 	}
 	return q, ks, vs
@@ -452,12 +480,8 @@ func layoutInfo(c *caseCtx, l *layout) {
 	if len(l.p.ContextLens) == 0 {
 		c.setInfo("context_lens", l.lens)
 	}
-	if l.p.Needle != "" {
-		pos := make([]int, len(l.lens))
-		for b := range l.lens {
-			pos[b] = l.needlePos(b)
-		}
-		c.setInfo("needle_positions", pos)
+	if l.needle != nil {
+		c.setInfo("needle_positions", l.needle)
 	}
 }
 
@@ -496,6 +520,9 @@ func planPagedAttention(raw json.RawMessage) (*casePlan, error) {
 	}
 	if err := p.fill(); err != nil {
 		return nil, err
+	}
+	if p.Needle == "exclude" {
+		return nil, errParams("needle \"exclude\" is a quest placement")
 	}
 	return &casePlan{params: canonical(p), bytes: p.estimateBytes(), build: func(c *caseCtx) error { return buildPagedAttention(c, &p) }}, nil
 }
