@@ -100,6 +100,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 a verification or comparison that failed.`
 		newListCmd(s),
 		newMergeCmd(s),
 		newCompareCmd(s),
+		newDiffCmd(s),
 	)
 	return root
 }

@@ -1,0 +1,343 @@
+package golden
+
+import (
+	"math"
+
+	"github.com/goldset/goldset/internal/detmath"
+)
+
+// PagedAttention computes GQA paged decode attention (ops.md §4) in float64.
+//
+// q is [B, Hq, D]; kCache and vCache are [NB, BS, Hkv, D]; blockTables is
+// [B, MAXB]; contextLens is [B]. out is [B, Hq, D] and lse is [B, Hq]. Query
+// head h reads KV head h/G. For token j < L = contextLens[b] the key and
+// value rows are kCache/vCache[blockTables[b, j/BS], j%BS, h/G]; nothing
+// else is read, so block-table entries past ceil(L/BS) and the slots past L
+// in the last block may hold anything (NaN, -1).
+//
+// With s_j = scale * (q · k_j), m = max_j s_j and p_j = exp(s_j - m):
+// out = (sum_j p_j v_j) / (sum_j p_j) and lse = m + log(sum_j p_j).
+// Each q·k is the sequential float64 sum over d of exact products; s_j is
+// that sum times scale; sum_j p_j and every element of sum_j p_j v_j (p_j*v
+// rounded, then added) run in token order. See doc.go.
+//
+// Errors: ErrInvalidParams (sizes, Hq not a multiple of Hkv), ErrContextLen,
+// ErrOutOfRange (a block-table entry that is read is outside [0, NB)).
+func PagedAttention(out, lse []float64, q, kCache, vCache []float32, blockTables, contextLens []int32, dims AttentionDims, scale float64) error {
+	return pagedAttention(out, lse, q, kCache, vCache, blockTables, contextLens, dims, scale, attnOpts{})
+}
+
+// attnOpts selects the deliberately broken variants of negatives.go.
+type attnOpts struct {
+	wrongGQA     bool // query head h reads KV head h % Hkv
+	tailUnmasked bool // the last block contributes all BS slots
+}
+
+func (o attnOpts) kvHead(h int, dims AttentionDims) int {
+	if o.wrongGQA {
+		return h % dims.Hkv
+	}
+	return h / dims.G()
+}
+
+func checkAttnOut(out, lse []float64, dims AttentionDims) {
+	if len(out) != dims.B*dims.Hq*dims.D {
+		panic(badLenOut)
+	}
+	if len(lse) != dims.B*dims.Hq {
+		panic(badLenLSE)
+	}
+}
+
+func pagedAttention(out, lse []float64, q, kCache, vCache []float32, blockTables, contextLens []int32, dims AttentionDims, scale float64, o attnOpts) error {
+	if err := dims.check(); err != nil {
+		return err
+	}
+	dims.checkCaseLens(q, kCache, vCache, blockTables, contextLens)
+	checkAttnOut(out, lse, dims)
+	if err := dims.checkSeqs(blockTables, contextLens); err != nil {
+		return err
+	}
+	// One unit per sequence: all heads at once, so the K/V rows of one
+	// token (all KV heads, contiguous) stream through memory in order.
+	units := dims.B
+	workers := numWorkers(units)
+	scratch := make([]attnScratch, workers)
+	parallelFor(workers, units, func(w, b int) {
+		ws := &scratch[w]
+		ws.heads, ws.groups = ws.heads[:0], ws.groups[:0]
+		for kvh := range dims.Hkv {
+			start := len(ws.heads)
+			for h := range dims.Hq {
+				if o.kvHead(h, dims) == kvh {
+					ws.heads = append(ws.heads, h)
+				}
+			}
+			ws.groups = append(ws.groups, headGroup{kvh: kvh, start: start, end: len(ws.heads)})
+		}
+		l := int(contextLens[b])
+		ws.logical = ws.logical[:0]
+		for i := range numBlocks(l, dims.BS) {
+			ws.logical = append(ws.logical, i)
+		}
+		attend(ws, out, lse, q, kCache, vCache, blockTables[b*dims.MAXB:(b+1)*dims.MAXB], l, dims, b, scale, o.tailUnmasked)
+	})
+	return nil
+}
+
+// attnScratch is one worker's reusable memory.
+type attnScratch struct {
+	heads   []int       // query heads of the unit, grouped by KV head
+	groups  []headGroup // ranges of heads that read one KV head
+	logical []int       // logical blocks to attend, ascending
+	q       []float64   // [len(heads), D] query in float64
+	s       []float64   // [len(heads), T] scores, then probabilities
+	acc     []float64   // [len(heads), D] sum of p_j v_j
+	m, sum  []float64   // [len(heads)]
+}
+
+// headGroup is heads[start:end], all reading KV head kvh.
+type headGroup struct{ kvh, start, end int }
+
+func grow(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
+
+// attend computes out and lse for the query heads ws.heads of sequence b,
+// each group reading its KV head, over the tokens of logical blocks ws.logical (valid
+// tokens only unless tailUnmasked). Each head's result depends only on its
+// own query, kvh and the token list: pairing heads changes no bits.
+func attend(ws *attnScratch, out, lse []float64, q, kCache, vCache []float32, bt []int32, l int, dims AttentionDims, b int, scale float64, tailUnmasked bool) {
+	d, bs := dims.D, dims.BS
+	nh := len(ws.heads)
+	tokens := 0
+	for _, i := range ws.logical {
+		tokens += blockTokens(i, l, bs, tailUnmasked)
+	}
+	ws.q = grow(ws.q, nh*d)
+	ws.s = grow(ws.s, nh*tokens)
+	ws.acc = grow(ws.acc, nh*d)
+	ws.m = grow(ws.m, nh)
+	ws.sum = grow(ws.sum, nh)
+	for i, h := range ws.heads {
+		qh := q[(b*dims.Hq+h)*d : (b*dims.Hq+h+1)*d]
+		for e, x := range qh {
+			ws.q[i*d+e] = float64(x)
+		}
+	}
+	rowStride := dims.Hkv * d
+
+	// Pass 1: scores. Tokens go four at a time and heads two at a time so
+	// each loaded K element feeds several products; every (head, token)
+	// score is the same sequential sum whatever the grouping.
+	t := 0
+	for _, i := range ws.logical {
+		base := int(bt[i]) * bs * rowStride
+		cnt := blockTokens(i, l, bs, tailUnmasked)
+		off := 0
+		for ; off+4 <= cnt; off += 4 {
+			for _, g := range ws.groups {
+				o := base + off*rowStride + g.kvh*d
+				k0 := kCache[o : o+d]
+				k1 := kCache[o+rowStride : o+rowStride+d]
+				k2 := kCache[o+2*rowStride : o+2*rowStride+d]
+				k3 := kCache[o+3*rowStride : o+3*rowStride+d]
+				hi := g.start
+				for ; hi+2 <= g.end; hi += 2 {
+					s0 := ws.s[hi*tokens+t : hi*tokens+t+4]
+					s1 := ws.s[(hi+1)*tokens+t : (hi+1)*tokens+t+4]
+					qk2x2(s0[:2], s1[:2], ws.q[hi*d:(hi+1)*d], ws.q[(hi+1)*d:(hi+2)*d], k0, k1, scale)
+					qk2x2(s0[2:], s1[2:], ws.q[hi*d:(hi+1)*d], ws.q[(hi+1)*d:(hi+2)*d], k2, k3, scale)
+				}
+				if hi < g.end {
+					qk1x4(ws.s[hi*tokens+t:hi*tokens+t+4], ws.q[hi*d:(hi+1)*d], k0, k1, k2, k3, scale)
+				}
+			}
+			t += 4
+		}
+		for ; off < cnt; off++ {
+			for _, g := range ws.groups {
+				o := base + off*rowStride + g.kvh*d
+				k := kCache[o : o+d]
+				for hi := g.start; hi < g.end; hi++ {
+					ws.s[hi*tokens+t] = scale * dot(ws.q[hi*d:(hi+1)*d], k)
+				}
+			}
+			t++
+		}
+	}
+
+	// Probabilities and their sums, token order.
+	for hi := range nh {
+		s := ws.s[hi*tokens : (hi+1)*tokens]
+		m := math.Inf(-1)
+		for _, x := range s {
+			if x > m || x != x {
+				m = x
+			}
+		}
+		var sum float64
+		for j, x := range s {
+			p := detmath.Exp(x - m)
+			s[j] = p
+			sum += p
+		}
+		ws.m[hi], ws.sum[hi] = m, sum
+	}
+
+	// Pass 2: acc = sum_j p_j v_j, each element summed in token order;
+	// tokens four at a time, heads two at a time.
+	clear(ws.acc)
+	t = 0
+	for _, i := range ws.logical {
+		base := int(bt[i]) * bs * rowStride
+		cnt := blockTokens(i, l, bs, tailUnmasked)
+		off := 0
+		for ; off+4 <= cnt; off += 4 {
+			for _, g := range ws.groups {
+				o := base + off*rowStride + g.kvh*d
+				v0 := vCache[o : o+d]
+				v1 := vCache[o+rowStride : o+rowStride+d]
+				v2 := vCache[o+2*rowStride : o+2*rowStride+d]
+				v3 := vCache[o+3*rowStride : o+3*rowStride+d]
+				hi := g.start
+				for ; hi+2 <= g.end; hi += 2 {
+					pv2x4(ws.acc[hi*d:(hi+1)*d], ws.acc[(hi+1)*d:(hi+2)*d],
+						ws.s[hi*tokens+t:hi*tokens+t+4], ws.s[(hi+1)*tokens+t:(hi+1)*tokens+t+4], v0, v1, v2, v3)
+				}
+				if hi < g.end {
+					pv1x4(ws.acc[hi*d:(hi+1)*d], ws.s[hi*tokens+t:hi*tokens+t+4], v0, v1, v2, v3)
+				}
+			}
+			t += 4
+		}
+		for ; off < cnt; off++ {
+			for _, g := range ws.groups {
+				o := base + off*rowStride + g.kvh*d
+				v := vCache[o : o+d]
+				for hi := g.start; hi < g.end; hi++ {
+					axpy(ws.acc[hi*d:(hi+1)*d], ws.s[hi*tokens+t], v)
+				}
+			}
+			t++
+		}
+	}
+
+	for hi, h := range ws.heads {
+		row := (b*dims.Hq + h) * d
+		o := out[row : row+d]
+		sum := ws.sum[hi]
+		if sum == 0 { // no token: only reachable from negatives (empty selection)
+			clear(o)
+			lse[b*dims.Hq+h] = math.Inf(-1)
+			continue
+		}
+		for e, a := range ws.acc[hi*d : (hi+1)*d] {
+			o[e] = a / sum
+		}
+		lse[b*dims.Hq+h] = ws.m[hi] + detmath.Log(sum)
+	}
+}
+
+// blockTokens is the number of tokens of logical block i below l.
+func blockTokens(i, l, bs int, tailUnmasked bool) int {
+	if tailUnmasked {
+		return bs
+	}
+	return min(bs, l-i*bs)
+}
+
+// dot returns q·k as the sequential float64 sum over e of the exact
+// products q[e]*k[e]. qk1x4 (four keys, one query) and qk2x2 (two keys,
+// two queries) compute the same sums, times scale, with the same bits.
+func dot(q []float64, k []float32) float64 {
+	q = q[:len(k)]
+	var s float64
+	for e, x := range k {
+		s += float64(q[e] * float64(x))
+	}
+	return s
+}
+
+func qk1x4(dst []float64, q []float64, k0, k1, k2, k3 []float32, scale float64) {
+	n := len(q)
+	k0, k1, k2, k3 = k0[:n], k1[:n], k2[:n], k3[:n]
+	var s0, s1, s2, s3 float64
+	for e, x := range q {
+		s0 += float64(x * float64(k0[e]))
+		s1 += float64(x * float64(k1[e]))
+		s2 += float64(x * float64(k2[e]))
+		s3 += float64(x * float64(k3[e]))
+	}
+	dst = dst[:4]
+	dst[0], dst[1], dst[2], dst[3] = scale*s0, scale*s1, scale*s2, scale*s3
+}
+
+// axpy does acc += p*v elementwise (one rounding per product and one per
+// add). pv1x4 and pv2x4 apply four tokens in token order to one or two
+// heads with the same bits.
+func axpy(acc []float64, p float64, v []float32) {
+	v = v[:len(acc)]
+	for e, x := range v {
+		acc[e] += float64(p * float64(x))
+	}
+}
+
+func pv1x4(acc []float64, p []float64, v0, v1, v2, v3 []float32) {
+	n := len(acc)
+	v0, v1, v2, v3 = v0[:n], v1[:n], v2[:n], v3[:n]
+	p = p[:4]
+	p0, p1, p2, p3 := p[0], p[1], p[2], p[3]
+	for e, a := range acc {
+		a += float64(p0 * float64(v0[e]))
+		a += float64(p1 * float64(v1[e]))
+		a += float64(p2 * float64(v2[e]))
+		a += float64(p3 * float64(v3[e]))
+		acc[e] = a
+	}
+}
+
+func pv2x4(acc0, acc1 []float64, p, r []float64, v0, v1, v2, v3 []float32) {
+	n := len(acc0)
+	acc1 = acc1[:n]
+	v0, v1, v2, v3 = v0[:n], v1[:n], v2[:n], v3[:n]
+	p, r = p[:4], r[:4]
+	p0, p1, p2, p3 := p[0], p[1], p[2], p[3]
+	r0, r1, r2, r3 := r[0], r[1], r[2], r[3]
+	for e, a := range acc0 {
+		b := acc1[e]
+		c0, c1, c2, c3 := float64(v0[e]), float64(v1[e]), float64(v2[e]), float64(v3[e])
+		a += float64(p0 * c0)
+		b += float64(r0 * c0)
+		a += float64(p1 * c1)
+		b += float64(r1 * c1)
+		a += float64(p2 * c2)
+		b += float64(r2 * c2)
+		a += float64(p3 * c3)
+		b += float64(r3 * c3)
+		acc0[e] = a
+		acc1[e] = b
+	}
+}
+
+func qk2x2(dst0, dst1 []float64, qa, qb []float64, k0, k1 []float32, scale float64) {
+	n := len(qa)
+	qb = qb[:n]
+	k0, k1 = k0[:n], k1[:n]
+	var a0, a1, b0, b1 float64
+	for e, x := range qa {
+		y := qb[e]
+		c0, c1 := float64(k0[e]), float64(k1[e])
+		a0 += float64(x * c0)
+		b0 += float64(y * c0)
+		a1 += float64(x * c1)
+		b1 += float64(y * c1)
+	}
+	dst0 = dst0[:2]
+	dst1 = dst1[:2]
+	dst0[0], dst0[1] = scale*a0, scale*a1
+	dst1[0], dst1[1] = scale*b0, scale*b1
+}

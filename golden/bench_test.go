@@ -1,0 +1,91 @@
+package golden_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/goldset/goldset/golden"
+)
+
+func randF32(r *rand.Rand, n int, sd float64) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * sd)
+	}
+	return x
+}
+
+// decodeCase builds a Qwen3-8B decode batch: Hq 32, Hkv 8, D 128, BS 128,
+// seqs sequences of l tokens each on shuffled physical blocks.
+func decodeCase(seqs, l int) (q, kc, vc []float32, bt, cl []int32, dims golden.AttentionDims) {
+	r := rand.New(rand.NewPCG(7, 8))
+	bs := 128
+	maxb := (l + bs - 1) / bs
+	dims = golden.AttentionDims{B: seqs, Hq: 32, Hkv: 8, D: 128, NB: seqs * maxb, BS: bs, MAXB: maxb}
+	q = randF32(r, dims.B*dims.Hq*dims.D, 1)
+	kc = randF32(r, dims.NB*bs*dims.Hkv*dims.D, 1)
+	vc = randF32(r, dims.NB*bs*dims.Hkv*dims.D, 1)
+	perm := r.Perm(dims.NB)
+	bt = make([]int32, seqs*maxb)
+	for i := range bt {
+		bt[i] = int32(perm[i])
+	}
+	cl = make([]int32, seqs)
+	for i := range cl {
+		cl[i] = int32(l)
+	}
+	return
+}
+
+func BenchmarkPagedAttentionQwen3Decode(b *testing.B) {
+	const seqs, l = 8, 8192
+	q, kc, vc, bt, cl, dims := decodeCase(seqs, l)
+	out := make([]float64, dims.B*dims.Hq*dims.D)
+	lse := make([]float64, dims.B*dims.Hq)
+	scale := 1 / math.Sqrt(float64(dims.D))
+	// bf16-equivalent bytes of K and V actually read.
+	b.SetBytes(int64(seqs * l * dims.Hkv * dims.D * 2 * 2))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := golden.PagedAttention(out, lse, q, kc, vc, bt, cl, dims, scale); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMatmul(b *testing.B) {
+	for _, s := range []struct {
+		m, k, n int
+		nk      bool
+	}{{1, 4096, 4096, false}, {1, 4096, 4096, true}, {512, 4096, 1024, false}, {512, 4096, 1024, true}} {
+		layout := "KN"
+		if s.nk {
+			layout = "NK"
+		}
+		b.Run(fmt.Sprintf("%dx%dx%d_%s", s.m, s.k, s.n, layout), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			a, w := randF32(r, s.m*s.k, 1), randF32(r, s.k*s.n, 0.01)
+			c := make([]float64, s.m*s.n)
+			b.SetBytes(int64(4 * (s.m*s.k + s.k*s.n)))
+			b.ReportAllocs()
+			for b.Loop() {
+				golden.Matmul(c, a, w, s.m, s.k, s.n, s.nk)
+			}
+			b.ReportMetric(2*float64(s.m*s.k*s.n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+func BenchmarkSoftmax151936(b *testing.B) {
+	const m, n = 4, 151936
+	x := randF32(rand.New(rand.NewPCG(3, 4)), m*n, 5)
+	y := make([]float64, m*n)
+	mx, sm := make([]float64, m), make([]float64, m)
+	b.SetBytes(4 * m * n)
+	b.ReportAllocs()
+	for b.Loop() {
+		golden.Softmax(y, mx, sm, x, m, n)
+	}
+}

@@ -1,0 +1,152 @@
+package golden
+
+// matmulColBlock is the number of output columns one work unit computes.
+const matmulColBlock = 256
+
+// Matmul computes dst = A @ B (ops.md §1) in float64.
+//
+// a is [m, k]; b is [k, n], or [n, k] when bNK is true (nn.Linear weights);
+// dst is [m, n]. Every dst element is the float64 sum over p = 0..k-1, in
+// that order, of float64(a[i,p]) * float64(b[p,j]); the products are exact
+// (float32 x float32 fits in float64), so the only rounding is that of the
+// sequential additions. Both layouts give identical bits.
+func Matmul(dst []float64, a, b []float32, m, k, n int, bNK bool) {
+	checkMatmul(dst, a, b, m, k, n)
+	if m == 0 || n == 0 {
+		return
+	}
+	rowPairs := (m + 1) / 2
+	colBlocks := (n + matmulColBlock - 1) / matmulColBlock
+	units := rowPairs * colBlocks
+	workers := numWorkers(units)
+	scratch := make([][]float64, workers)
+	parallelFor(workers, units, func(w, u int) {
+		i0 := 2 * (u / colBlocks)
+		j0 := (u % colBlocks) * matmulColBlock
+		j1 := min(j0+matmulColBlock, n)
+		rows := min(2, m-i0)
+		if bNK {
+			if scratch[w] == nil {
+				scratch[w] = make([]float64, 2*k)
+			}
+			matmulNK(dst, a, b, scratch[w], i0, rows, j0, j1, k, n)
+		} else {
+			matmulKN(dst, a, b, i0, rows, j0, j1, k, n)
+		}
+	})
+}
+
+func checkMatmul(dst []float64, a, b []float32, m, k, n int) {
+	if m < 0 || k < 0 || n < 0 {
+		panic(badDims)
+	}
+	if len(dst) != m*n {
+		panic(badLenDst)
+	}
+	if len(a) != m*k {
+		panic(badLenA)
+	}
+	if len(b) != k*n {
+		panic(badLenB)
+	}
+}
+
+// matmulKN accumulates rows i0..i0+rows-1, columns j0..j1-1 as axpy updates
+// over p, so each element's additions run in p order.
+func matmulKN(dst []float64, a, b []float32, i0, rows, j0, j1, k, n int) {
+	c0 := dst[i0*n+j0 : i0*n+j1]
+	clear(c0)
+	if rows == 2 {
+		c1 := dst[(i0+1)*n+j0 : (i0+1)*n+j1]
+		c1 = c1[:len(c0)]
+		clear(c1)
+		for p := range k {
+			a0 := float64(a[i0*k+p])
+			a1 := float64(a[(i0+1)*k+p])
+			br := b[p*n+j0 : p*n+j1]
+			br = br[:len(c0)]
+			for j, bv := range br {
+				x := float64(bv)
+				c0[j] += float64(a0 * x)
+				c1[j] += float64(a1 * x)
+			}
+		}
+		return
+	}
+	for p := range k {
+		a0 := float64(a[i0*k+p])
+		br := b[p*n+j0 : p*n+j1]
+		br = br[:len(c0)]
+		for j, bv := range br {
+			c0[j] += float64(a0 * float64(bv))
+		}
+	}
+}
+
+// matmulNK computes the same sums with b stored [n, k]: four columns at a
+// time keep eight independent accumulation chains per row pair, each still
+// summing in p order.
+func matmulNK(dst []float64, a, b []float32, scratch []float64, i0, rows, j0, j1, k, n int) {
+	a0 := scratch[:k]
+	a1 := scratch[k : 2*k]
+	for p := range k {
+		a0[p] = float64(a[i0*k+p])
+	}
+	if rows == 2 {
+		for p := range k {
+			a1[p] = float64(a[(i0+1)*k+p])
+		}
+	}
+	j := j0
+	for ; j+4 <= j1; j += 4 {
+		b0 := b[j*k : (j+1)*k]
+		b1 := b[(j+1)*k : (j+2)*k]
+		b2 := b[(j+2)*k : (j+3)*k]
+		b3 := b[(j+3)*k : (j+4)*k]
+		b1, b2, b3 = b1[:len(b0)], b2[:len(b0)], b3[:len(b0)]
+		x0 := a0[:len(b0)]
+		if rows == 2 {
+			x1 := a1[:len(b0)]
+			var s00, s01, s02, s03, s10, s11, s12, s13 float64
+			for p, v0 := range b0 {
+				v0, v1, v2, v3 := float64(v0), float64(b1[p]), float64(b2[p]), float64(b3[p])
+				u0, u1 := x0[p], x1[p]
+				s00 += float64(u0 * v0)
+				s01 += float64(u0 * v1)
+				s02 += float64(u0 * v2)
+				s03 += float64(u0 * v3)
+				s10 += float64(u1 * v0)
+				s11 += float64(u1 * v1)
+				s12 += float64(u1 * v2)
+				s13 += float64(u1 * v3)
+			}
+			dst[i0*n+j], dst[i0*n+j+1], dst[i0*n+j+2], dst[i0*n+j+3] = s00, s01, s02, s03
+			dst[(i0+1)*n+j], dst[(i0+1)*n+j+1], dst[(i0+1)*n+j+2], dst[(i0+1)*n+j+3] = s10, s11, s12, s13
+			continue
+		}
+		var s0, s1, s2, s3 float64
+		for p, v0 := range b0 {
+			u := x0[p]
+			s0 += float64(u * float64(v0))
+			s1 += float64(u * float64(b1[p]))
+			s2 += float64(u * float64(b2[p]))
+			s3 += float64(u * float64(b3[p]))
+		}
+		dst[i0*n+j], dst[i0*n+j+1], dst[i0*n+j+2], dst[i0*n+j+3] = s0, s1, s2, s3
+	}
+	for ; j < j1; j++ {
+		bj := b[j*k : (j+1)*k]
+		for r := range rows {
+			x := a0
+			if r == 1 {
+				x = a1
+			}
+			x = x[:len(bj)]
+			var s float64
+			for p, v := range bj {
+				s += float64(x[p] * float64(v))
+			}
+			dst[(i0+r)*n+j] = s
+		}
+	}
+}

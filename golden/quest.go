@@ -1,0 +1,382 @@
+package golden
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Granularity says which heads share one Quest selection (ops.md §5b).
+type Granularity int
+
+const (
+	// QHead selects per query head: Hsel = Hq.
+	QHead Granularity = iota
+	// KVGroupSum sums the scores of the G query heads of a KV head and
+	// selects once per KV head: Hsel = Hkv.
+	KVGroupSum
+)
+
+// Hsel returns the number of selection rows per sequence.
+func (g Granularity) Hsel(dims AttentionDims) int {
+	if g == KVGroupSum {
+		return dims.Hkv
+	}
+	return dims.Hq
+}
+
+// selRow returns the selection row that query head h uses.
+func (g Granularity) selRow(h int, dims AttentionDims) int {
+	if g == KVGroupSum {
+		return h / dims.G()
+	}
+	return h
+}
+
+func (g Granularity) check() error {
+	if g != QHead && g != KVGroupSum {
+		return fmt.Errorf("golden: granularity %d: %w", g, ErrInvalidParams)
+	}
+	return nil
+}
+
+// QuestParams are the selection parameters of ops.md §5.
+type QuestParams struct {
+	K           int  // blocks kept per selection row, anchors included
+	AnchorFirst bool // always keep logical block 0
+	AnchorLast  bool // always keep logical block nb-1
+	Granularity Granularity
+}
+
+// Anchors returns the number of enabled anchors (0, 1 or 2).
+func (p QuestParams) Anchors() int {
+	n := 0
+	if p.AnchorFirst {
+		n++
+	}
+	if p.AnchorLast {
+		n++
+	}
+	return n
+}
+
+// BlockMetadata computes Quest block metadata (ops.md §5a): for sequence
+// b, logical block i < nb = ceil(L/BS), KV head h and element d, kmax and
+// kmin [B, MAXB, Hkv, D] hold the max and min of kCache over the block's
+// valid tokens (j < L only). Entries for i >= nb are 0. The values are
+// exact (copies of cache values); +0 counts as larger than -0, so the
+// result does not depend on token order, and a NaN among valid tokens
+// propagates.
+func BlockMetadata(kmax, kmin []float64, kCache []float32, blockTables, contextLens []int32, dims AttentionDims) error {
+	if err := dims.check(); err != nil {
+		return err
+	}
+	n := dims.NB * dims.BS * dims.Hkv * dims.D
+	if len(kCache) != n {
+		panic(badLenCache)
+	}
+	if len(blockTables) != dims.B*dims.MAXB {
+		panic(badLenBT)
+	}
+	if len(contextLens) != dims.B {
+		panic(badLenCL)
+	}
+	if len(kmax) != dims.B*dims.MAXB*dims.Hkv*dims.D || len(kmin) != len(kmax) {
+		panic(badLenMeta)
+	}
+	if err := dims.checkSeqs(blockTables, contextLens); err != nil {
+		return err
+	}
+	row := dims.Hkv * dims.D
+	parallelFor(numWorkers(dims.B), dims.B, func(_, b int) {
+		l := int(contextLens[b])
+		nb := numBlocks(l, dims.BS)
+		for i := range dims.MAXB {
+			mx := kmax[(b*dims.MAXB+i)*row : (b*dims.MAXB+i+1)*row]
+			mn := kmin[(b*dims.MAXB+i)*row : (b*dims.MAXB+i+1)*row]
+			if i >= nb {
+				clear(mx)
+				clear(mn)
+				continue
+			}
+			base := int(blockTables[b*dims.MAXB+i]) * dims.BS * row
+			for off := range blockTokens(i, l, dims.BS, false) {
+				src := kCache[base+off*row : base+(off+1)*row]
+				if off == 0 {
+					for e, x := range src {
+						mx[e], mn[e] = float64(x), float64(x)
+					}
+					continue
+				}
+				for e, x := range src {
+					mx[e] = math.Max(mx[e], float64(x))
+					mn[e] = math.Min(mn[e], float64(x))
+				}
+			}
+		}
+	})
+	return nil
+}
+
+// BlockScores computes Quest upper-bound scores (ops.md §5b):
+// score[b,h,i] = sum_d max(q[b,h,d]*kmax[b,i,h/G,d], q[b,h,d]*kmin[b,i,h/G,d])
+// for i < nb (no scale; exact products summed sequentially over d), -Inf
+// for i >= nb. scores is [B, Hsel, MAXB]; with KVGroupSum the row of KV head
+// g is the sum, over its heads h = g*G .. g*G+G-1 in order, of the
+// per-head scores. kmax and kmin are BlockMetadata's outputs.
+func BlockScores(scores []float64, q []float32, kmax, kmin []float64, contextLens []int32, dims AttentionDims, gran Granularity) error {
+	if err := dims.check(); err != nil {
+		return err
+	}
+	if err := gran.check(); err != nil {
+		return err
+	}
+	if len(q) != dims.B*dims.Hq*dims.D {
+		panic(badLenQ)
+	}
+	if len(kmax) != dims.B*dims.MAXB*dims.Hkv*dims.D || len(kmin) != len(kmax) {
+		panic(badLenMeta)
+	}
+	if len(contextLens) != dims.B {
+		panic(badLenCL)
+	}
+	hsel := gran.Hsel(dims)
+	if len(scores) != dims.B*hsel*dims.MAXB {
+		panic(badLenScores)
+	}
+	for b, l := range contextLens {
+		if l < 1 || int(l) > dims.MAXB*dims.BS {
+			return fmt.Errorf("golden: context_lens[%d] = %d not in [1, %d]: %w", b, l, dims.MAXB*dims.BS, ErrContextLen)
+		}
+	}
+	d := dims.D
+	parallelFor(numWorkers(dims.B), dims.B, func(_, b int) {
+		nb := numBlocks(int(contextLens[b]), dims.BS)
+		row := scores[b*hsel*dims.MAXB : (b+1)*hsel*dims.MAXB]
+		for r := range hsel {
+			for i := nb; i < dims.MAXB; i++ {
+				row[r*dims.MAXB+i] = math.Inf(-1)
+			}
+		}
+		if gran == KVGroupSum {
+			for r := range hsel {
+				for i := range nb {
+					row[r*dims.MAXB+i] = 0
+				}
+			}
+		}
+		for h := range dims.Hq {
+			qh := q[(b*dims.Hq+h)*d : (b*dims.Hq+h+1)*d]
+			kvh := h / dims.G()
+			r := gran.selRow(h, dims)
+			for i := range nb {
+				o := ((b*dims.MAXB+i)*dims.Hkv + kvh) * d
+				mx, mn := kmax[o:o+d], kmin[o:o+d]
+				var s float64
+				for e, x := range qh {
+					x := float64(x)
+					s += max(float64(x*mx[e]), float64(x*mn[e]))
+				}
+				if gran == KVGroupSum {
+					row[r*dims.MAXB+i] += s
+				} else {
+					row[r*dims.MAXB+i] = s
+				}
+			}
+		}
+	})
+	return nil
+}
+
+// SelectBlocks computes the Quest selection (ops.md §5c, §7). For each
+// sequence b and selection row r with nb = ceil(L/BS): if K >= nb all of
+// [0, nb) is selected; otherwise the anchors (block 0, block nb-1; one
+// block when nb = 1) and then the other blocks by score descending, block
+// index ascending, until K are chosen. selected [B, Hsel, K] lists them
+// ascending, padded with -1. scores is [B, Hsel, MAXB] (BlockScores).
+//
+// margin is the smallest, over rows where the choice depends on the
+// scores, of (score of the last selected non-anchor block) - (score of the
+// best rejected block), in float64; hasMargin is false when no row depends
+// on scores (every row selects all its blocks, or only anchors).
+//
+// K < 1 or K below the number of enabled anchors returns ErrInvalidParams,
+// a NaN score below nb too.
+func SelectBlocks(selected []int32, scores []float64, contextLens []int32, dims AttentionDims, p QuestParams) (margin float64, hasMargin bool, err error) {
+	if err := dims.check(); err != nil {
+		return 0, false, err
+	}
+	if err := p.Granularity.check(); err != nil {
+		return 0, false, err
+	}
+	if p.K < 1 || p.K < p.Anchors() {
+		return 0, false, fmt.Errorf("golden: K = %d with %d anchors: %w", p.K, p.Anchors(), ErrInvalidParams)
+	}
+	hsel := p.Granularity.Hsel(dims)
+	if len(scores) != dims.B*hsel*dims.MAXB {
+		panic(badLenScores)
+	}
+	if len(contextLens) != dims.B {
+		panic(badLenCL)
+	}
+	if len(selected) != dims.B*hsel*p.K {
+		panic(badLenSel)
+	}
+	for b, l := range contextLens {
+		if l < 1 || int(l) > dims.MAXB*dims.BS {
+			return 0, false, fmt.Errorf("golden: context_lens[%d] = %d not in [1, %d]: %w", b, l, dims.MAXB*dims.BS, ErrContextLen)
+		}
+		nb := numBlocks(int(l), dims.BS)
+		for r := range hsel {
+			for i, s := range scores[(b*hsel+r)*dims.MAXB:][:nb] {
+				if s != s {
+					return 0, false, fmt.Errorf("golden: scores[%d, %d, %d] is NaN: %w", b, r, i, ErrInvalidParams)
+				}
+			}
+		}
+	}
+	margin = math.Inf(1)
+	var cand []int
+	for b, l := range contextLens {
+		nb := numBlocks(int(l), dims.BS)
+		for r := range hsel {
+			out := selected[(b*hsel+r)*p.K : (b*hsel+r+1)*p.K]
+			sc := scores[(b*hsel+r)*dims.MAXB:][:nb]
+			for j := range out {
+				out[j] = -1
+			}
+			if p.K >= nb {
+				for i := range nb {
+					out[i] = int32(i)
+				}
+				continue
+			}
+			chosen := out[:0]
+			cand = cand[:0]
+			for i := range nb {
+				if (p.AnchorFirst && i == 0) || (p.AnchorLast && i == nb-1) {
+					chosen = append(chosen, int32(i))
+				} else {
+					cand = append(cand, i)
+				}
+			}
+			slices.SortFunc(cand, func(x, y int) int {
+				if c := cmp.Compare(sc[y], sc[x]); c != 0 {
+					return c
+				}
+				return cmp.Compare(x, y)
+			})
+			free := p.K - len(chosen)
+			for _, i := range cand[:free] {
+				chosen = append(chosen, int32(i))
+			}
+			slices.Sort(chosen)
+			if free > 0 && free < len(cand) {
+				hasMargin = true
+				margin = min(margin, sc[cand[free-1]]-sc[cand[free]])
+			}
+		}
+	}
+	if !hasMargin {
+		margin = 0
+	}
+	return margin, hasMargin, nil
+}
+
+// SparseAttention computes Quest sparse attention on a given selection
+// (ops.md §5d): PagedAttention's math over the tokens (j < L) of the
+// logical blocks listed in selected [B, Hsel, K] for the head's selection
+// row (row h for QHead, h/G for KVGroupSum). -1 entries are padding; the
+// blocks are attended in ascending order whatever their order in the row,
+// so with every block of [0, nb) selected the result is bit-identical to
+// PagedAttention.
+//
+// Errors, besides PagedAttention's: an entry other than -1 outside
+// [0, nb), a duplicate entry, or a row with no block (ErrOutOfRange,
+// ErrInvalidParams).
+func SparseAttention(out, lse []float64, q, kCache, vCache []float32, blockTables, contextLens, selected []int32, dims AttentionDims, p QuestParams, scale float64) error {
+	return sparseAttention(out, lse, q, kCache, vCache, blockTables, contextLens, selected, dims, p, scale, attnOpts{}, nil)
+}
+
+// sparseAttention optionally drops, per (b, h), the block that skip
+// returns (-1 for none), for the negative controls.
+func sparseAttention(out, lse []float64, q, kCache, vCache []float32, blockTables, contextLens, selected []int32, dims AttentionDims, p QuestParams, scale float64, o attnOpts, skip func(b, h int, blocks []int) int) error {
+	if err := dims.check(); err != nil {
+		return err
+	}
+	if err := p.Granularity.check(); err != nil {
+		return err
+	}
+	if p.K < 1 {
+		return fmt.Errorf("golden: K = %d: %w", p.K, ErrInvalidParams)
+	}
+	dims.checkCaseLens(q, kCache, vCache, blockTables, contextLens)
+	checkAttnOut(out, lse, dims)
+	hsel := p.Granularity.Hsel(dims)
+	if len(selected) != dims.B*hsel*p.K {
+		panic(badLenSel)
+	}
+	if err := dims.checkSeqs(blockTables, contextLens); err != nil {
+		return err
+	}
+	for b, l := range contextLens {
+		nb := numBlocks(int(l), dims.BS)
+		for r := range hsel {
+			row := selected[(b*hsel+r)*p.K : (b*hsel+r+1)*p.K]
+			n := 0
+			for j, i := range row {
+				if i == -1 {
+					continue
+				}
+				if i < 0 || int(i) >= nb {
+					return fmt.Errorf("golden: selected[%d, %d, %d] = %d not in [0, %d): %w", b, r, j, i, nb, ErrOutOfRange)
+				}
+				if slices.Contains(row[:j], i) {
+					return fmt.Errorf("golden: selected[%d, %d, %d] = %d is a duplicate: %w", b, r, j, i, ErrInvalidParams)
+				}
+				n++
+			}
+			if n == 0 {
+				return fmt.Errorf("golden: selected[%d, %d] selects no block: %w", b, r, ErrInvalidParams)
+			}
+		}
+	}
+	// One unit per (sequence, query head): heads may have different
+	// selections. Per-head sums are computed as in the dense kernel.
+	units := dims.B * dims.Hq
+	workers := numWorkers(units)
+	scratch := make([]attnScratch, workers)
+	parallelFor(workers, units, func(w, u int) {
+		b, h := u/dims.Hq, u%dims.Hq
+		ws := &scratch[w]
+		ws.heads = append(ws.heads[:0], h)
+		ws.groups = append(ws.groups[:0], headGroup{kvh: o.kvHead(h, dims), start: 0, end: 1})
+		r := p.Granularity.selRow(h, dims)
+		ws.logical = ws.logical[:0]
+		for _, i := range selected[(b*hsel+r)*p.K : (b*hsel+r+1)*p.K] {
+			if i >= 0 {
+				ws.logical = append(ws.logical, int(i))
+			}
+		}
+		slices.Sort(ws.logical)
+		if skip != nil {
+			if s := skip(b, h, ws.logical); s >= 0 {
+				ws.logical = slices.DeleteFunc(ws.logical, func(i int) bool { return i == s })
+			}
+		}
+		attend(ws, out, lse, q, kCache, vCache, blockTables[b*dims.MAXB:(b+1)*dims.MAXB], int(contextLens[b]), dims, b, scale, o.tailUnmasked)
+	})
+	return nil
+}
+
+// String returns the manifest spelling: "q_head" or "kv_group_sum".
+func (g Granularity) String() string {
+	switch g {
+	case QHead:
+		return "q_head"
+	case KVGroupSum:
+		return "kv_group_sum"
+	}
+	return fmt.Sprintf("Granularity(%d)", int(g))
+}
