@@ -101,6 +101,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 a verification or comparison that failed.`
 		newMergeCmd(s),
 		newCompareCmd(s),
 		newDiffCmd(s),
+		newNegativesCmd(s),
 	)
 	return root
 }

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/goldset/goldset/manifests"
+	"github.com/goldset/goldset/npy"
+	"github.com/goldset/goldset/suite"
+)
+
+type negativesOptions struct {
+	bundle string
+	caseID string
+	out    string
+	check  bool
+	json   bool
+}
+
+func newNegativesCmd(s *streams) *cobra.Command {
+	var o negativesOptions
+	cmd := &cobra.Command{
+		Use:   "negatives BUNDLE --case ID --out DIR",
+		Short: "Write deliberately broken (and honest low-precision) outputs for a case",
+		Long: `negatives writes, for one case, outputs that compare must reject: all zeros,
+one selected block skipped, the wrong GQA mapping (h % Hkv), an unmasked
+last-block tail, a bf16 round trip of an fp32 result, softmax without max
+subtraction on outlier rows, a cache slot written to the wrong block, a wrong
+Quest selection. It also writes positive controls that compare must accept:
+an honest kernel accumulating in fp32 and rounding to the output dtype.
+Negatives that would equal the golden for this case are left out.
+
+Each control goes to DIR/<control>/<output>.npy in the golden's dtype, with
+DIR/controls.json listing them and the expected verdict. With --check every
+control is judged at once (exit 3 if compare gets any of them wrong).`,
+		Example: `  goldset negatives out/stage2-paged --case pa-edge-g4-bf16 --out neg/
+  goldset compare out/stage2-paged --case pa-edge-g4-bf16 --output out=neg/wrong_gqa/out.npy   # exit 3
+  goldset negatives out/stage1-basic --case sm-4096-fp16 --out neg/ --check`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.bundle = args[0]
+			return runNegatives(cmd.Context(), o, s.out)
+		},
+	}
+	cmd.Flags().StringVar(&o.caseID, "case", "", "case id (required)")
+	cmd.Flags().StringVarP(&o.out, "out", "o", "", "output directory (required)")
+	cmd.Flags().BoolVar(&o.check, "check", false, "judge every control and fail if compare gets one wrong")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the list of controls as JSON")
+	cmd.MarkFlagRequired("case")
+	cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+type controlResult struct {
+	suite.Control
+	Files   []string `json:"files"`
+	Verdict string   `json:"verdict,omitempty"`
+}
+
+func runNegatives(ctx context.Context, o negativesOptions, w io.Writer) error {
+	m, err := manifests.ReadManifest(o.bundle)
+	if err != nil {
+		return err
+	}
+	dir := bundleDir(o.bundle)
+	c := m.Case(o.caseID)
+	if c == nil {
+		return fmt.Errorf("bundle %s has no case %q", o.bundle, o.caseID)
+	}
+	ctls, err := suite.Controls(dir, c)
+	if err != nil {
+		return err
+	}
+	var res []controlResult
+	wrong := 0
+	for _, k := range ctls {
+		r := controlResult{Control: k}
+		for _, out := range k.Outputs {
+			p := filepath.Join(o.out, k.Name, out.Name+".npy")
+			if err := writeControl(p, out); err != nil {
+				return err
+			}
+			r.Files = append(r.Files, p)
+		}
+		if o.check {
+			ok, _, err := suite.Judge(dir, c, k)
+			if err != nil {
+				return err
+			}
+			r.Verdict = "FAIL"
+			if ok {
+				r.Verdict = "PASS"
+			}
+			if ok != k.Pass {
+				wrong++
+			}
+		}
+		res = append(res, r)
+	}
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(o.out, "controls.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if o.json {
+		fmt.Fprintf(w, "%s\n", b)
+	} else {
+		for _, r := range res {
+			want := "must FAIL"
+			if r.Pass {
+				want = "must PASS"
+			}
+			v := ""
+			if r.Verdict != "" {
+				v = " -> " + r.Verdict
+			}
+			fmt.Fprintf(w, "%-20s %s%s  %s\n", r.Name, want, v, r.Note)
+		}
+	}
+	if wrong > 0 {
+		fmt.Fprintf(w, "compare misjudged %d control(s)\n", wrong)
+		return errFailed
+	}
+	return nil
+}
+
+// writeControl stores values in the output's dtype (bf16 as <u2 bits).
+func writeControl(path string, o suite.ControlOutput) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	descr, ok := manifests.NpyDType(o.DType)
+	if !ok {
+		return fmt.Errorf("control %s: unknown dtype %s", o.Name, o.DType)
+	}
+	data := make([]byte, 0, len(o.Values)*descr.ItemSize())
+	for _, v := range o.Values {
+		switch o.DType {
+		case "float16":
+			data = npy.AppendUint16s(data, []uint16{npy.F16FromF64(v)})
+		case "bfloat16":
+			data = npy.AppendUint16s(data, []uint16{npy.BF16FromF64(v)})
+		case "float32":
+			data = npy.AppendFloat32s(data, []float32{float32(v)})
+		case "int32":
+			data = npy.AppendInt32s(data, []int32{int32(v)})
+		default:
+			data = npy.AppendFloat64s(data, []float64{v})
+		}
+	}
+	return npy.WriteFile(path, npy.Header{Descr: descr, Shape: o.Shape}, data)
+}

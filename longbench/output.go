@@ -1,0 +1,386 @@
+package longbench
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/goldset/goldset/npy"
+)
+
+// Output file names inside BuildOptions.Out.
+const (
+	ServeFile    = "serve.jsonl"
+	BatchFile    = "batch.jsonl"
+	IDsFile      = "prompt_ids.npy"
+	OffsetsFile  = "prompt_offsets.npy"
+	LensFile     = "prompt_lens.npy"
+	ManifestFile = "manifest.json"
+)
+
+// ManifestFormat identifies the manifest layout.
+const ManifestFormat = "goldset.longbench/1"
+
+// Manifest is manifest.json: everything needed to reproduce or audit a build.
+type Manifest struct {
+	Format      string         `json:"format"`
+	LongBench   string         `json:"longbench_version"`
+	DataDir     string         `json:"data_dir"`
+	Sources     []FileInfo     `json:"sources"` // Path relative to DataDir
+	Templates   []FileDigest   `json:"templates"`
+	Tokenizer   TokenizerInfo  `json:"tokenizer"`
+	Recipe      RecipeInfo     `json:"recipe"`
+	Selection   SelectionInfo  `json:"selection"`
+	Model       string         `json:"model"`
+	Outputs     []FileDigest   `json:"outputs"` // every file except manifest.json
+	Prompts     []PromptInfo   `json:"prompts"`
+	Subsets     map[string]int `json:"selected_per_subset"`
+	Skipped     []string       `json:"skipped_lines,omitempty"`
+	Description string         `json:"description"`
+}
+
+// TokenizerInfo identifies the tokenizer.
+type TokenizerInfo struct {
+	SHA256 string `json:"sha256"` // of tokenizer.json; "unknown" if the tokenizer cannot say
+}
+
+// RecipeInfo records the prompt recipe.
+type RecipeInfo struct {
+	Template       string       `json:"template"`
+	ContextLen     int          `json:"context_len"`
+	FixedMaxLen    int          `json:"fixed_max_len"` // 0: per subset, context_len - max_new_tokens
+	Truncation     string       `json:"truncation"`
+	ChatTemplate   string       `json:"chat_template"`
+	ChatHead       string       `json:"chat_head"`
+	ChatTail       string       `json:"chat_tail"`
+	NoThinking     bool         `json:"no_thinking"`
+	NoChat         bool         `json:"no_chat"`
+	NoChatSubsets  []string     `json:"no_chat_subsets"`
+	Subsets        []SubsetPlan `json:"subsets"`
+	OutputLenNotes string       `json:"output_len"`
+}
+
+// SelectionInfo records how the prompts were chosen.
+type SelectionInfo struct {
+	Algorithm       string   `json:"algorithm"`
+	PRNG            string   `json:"prng"`
+	Seed            uint64   `json:"seed"`
+	N               int      `json:"n"`
+	TargetMean      float64  `json:"target_mean"`
+	Tolerance       float64  `json:"tolerance"`
+	MaxPromptTokens int      `json:"max_prompt_tokens"`
+	Candidates      int      `json:"candidates"`
+	Excluded        int      `json:"excluded_over_max"`
+	Swaps           int      `json:"swaps"`
+	Fallback        bool     `json:"fallback_window_start"`
+	CandidateStats  Stats    `json:"candidate_stats"`
+	SelectedStats   Stats    `json:"selected_stats"`
+	Histogram       []string `json:"histogram"`
+}
+
+// PromptInfo is one selected prompt in output order.
+type PromptInfo struct {
+	Index        int    `json:"index"`
+	CustomID     string `json:"custom_id"`
+	Subset       string `json:"subset"`
+	ID           string `json:"_id"`
+	Line         int    `json:"line"`
+	PromptTokens int    `json:"prompt_tokens"`
+	RawTokens    int    `json:"raw_tokens"`
+	Truncated    bool   `json:"truncated"`
+	Chat         bool   `json:"chat_template"`
+	MaxNewTokens int    `json:"max_new_tokens"`
+	PromptSHA256 string `json:"prompt_sha256"`
+}
+
+// customIDs gives each prompt "<subset>-<_id>", adding "-L<line>" when two
+// records share both.
+func customIDs(prompts []Prompt) []string {
+	ids := make([]string, len(prompts))
+	seen := map[string]bool{}
+	for i, p := range prompts {
+		id := p.Subset + "-" + p.ID
+		if seen[id] {
+			id = fmt.Sprintf("%s-L%d", id, p.Line)
+		}
+		seen[id] = true
+		ids[i] = id
+	}
+	return ids
+}
+
+// writeOutputs writes every output file into dir (which must exist and be
+// empty) and completes m.Outputs and m.Prompts.
+func writeOutputs(dir string, prompts []Prompt, m *Manifest) error {
+	cids := customIDs(prompts)
+	m.Subsets = map[string]int{}
+	for _, s := range m.Recipe.Subsets {
+		m.Subsets[s.Subset] = 0
+	}
+	for _, p := range prompts {
+		m.Subsets[p.Subset]++
+	}
+	m.Prompts = make([]PromptInfo, len(prompts))
+	for i, p := range prompts {
+		m.Prompts[i] = PromptInfo{Index: i, CustomID: cids[i], Subset: p.Subset, ID: p.ID, Line: p.Line,
+			PromptTokens: len(p.IDs), RawTokens: p.RawTokens, Truncated: p.Truncated, Chat: p.Chat,
+			MaxNewTokens: p.MaxNewTokens, PromptSHA256: p.SHA256()}
+	}
+	writers := []struct {
+		name string
+		fn   func(io.Writer) error
+	}{
+		{ServeFile, func(w io.Writer) error { return writeServe(w, prompts) }},
+		{BatchFile, func(w io.Writer) error { return writeBatch(w, prompts, cids, m.Model) }},
+		{IDsFile, func(w io.Writer) error { return writeIDs(w, prompts) }},
+		{OffsetsFile, func(w io.Writer) error { return writeOffsets(w, prompts) }},
+		{LensFile, func(w io.Writer) error { return writeLens(w, prompts) }},
+	}
+	m.Outputs = nil
+	for _, o := range writers {
+		d, err := writeFile(filepath.Join(dir, o.name), o.fn)
+		if err != nil {
+			return err
+		}
+		d.Path = o.name
+		m.Outputs = append(m.Outputs, d)
+	}
+	_, err := writeFile(filepath.Join(dir, ManifestFile), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(m)
+	})
+	return err
+}
+
+// writeFile creates path, streams fn's output through a buffer and a hash,
+// and syncs it.
+func writeFile(path string, fn func(io.Writer) error) (FileDigest, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return FileDigest{}, fmt.Errorf("longbench: create %s: %w", path, err)
+	}
+	h := sha256.New()
+	cw := &countingWriter{w: io.MultiWriter(f, h)}
+	bw := bufio.NewWriterSize(cw, 1<<20)
+	err = fn(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return FileDigest{}, fmt.Errorf("longbench: write %s: %w", path, err)
+	}
+	return FileDigest{SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: cw.n}, nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// jsonLine encodes v without HTML escaping (so "<|im_start|>" stays
+// readable) followed by '\n'.
+func jsonLine(w io.Writer, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+type serveLine struct {
+	Prompt       string `json:"prompt"`
+	OutputTokens int    `json:"output_tokens"`
+}
+
+func writeServe(w io.Writer, prompts []Prompt) error {
+	for i := range prompts {
+		if err := jsonLine(w, serveLine{Prompt: prompts[i].Text, OutputTokens: prompts[i].MaxNewTokens}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type batchBody struct {
+	Model     string `json:"model"`
+	Prompt    string `json:"prompt"`
+	MaxTokens int    `json:"max_tokens"`
+}
+
+type batchLine struct {
+	CustomID string    `json:"custom_id"`
+	Method   string    `json:"method"`
+	URL      string    `json:"url"`
+	Body     batchBody `json:"body"`
+}
+
+func writeBatch(w io.Writer, prompts []Prompt, cids []string, model string) error {
+	for i := range prompts {
+		l := batchLine{CustomID: cids[i], Method: "POST", URL: "/v1/completions",
+			Body: batchBody{Model: model, Prompt: prompts[i].Text, MaxTokens: prompts[i].MaxNewTokens}}
+		if err := jsonLine(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeIDs(w io.Writer, prompts []Prompt) error {
+	var total int64
+	for i := range prompts {
+		total += int64(len(prompts[i].IDs))
+	}
+	nw, err := npy.NewWriter(w, npy.Header{Descr: npy.Int32, Shape: []int64{total}})
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 0, 4<<10)
+	for i := range prompts {
+		for _, id := range prompts[i].IDs {
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(int32(id)))
+			if len(buf) == cap(buf) {
+				if _, err := nw.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+	}
+	if _, err := nw.Write(buf); err != nil {
+		return err
+	}
+	return nw.Close()
+}
+
+func writeOffsets(w io.Writer, prompts []Prompt) error {
+	nw, err := npy.NewWriter(w, npy.Header{Descr: npy.Int64, Shape: []int64{int64(len(prompts) + 1)}})
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 0, 8*(len(prompts)+1))
+	var off int64
+	buf = binary.LittleEndian.AppendUint64(buf, 0)
+	for i := range prompts {
+		off += int64(len(prompts[i].IDs))
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(off))
+	}
+	if _, err := nw.Write(buf); err != nil {
+		return err
+	}
+	return nw.Close()
+}
+
+func writeLens(w io.Writer, prompts []Prompt) error {
+	nw, err := npy.NewWriter(w, npy.Header{Descr: npy.Int32, Shape: []int64{int64(len(prompts))}})
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 0, 4*len(prompts))
+	for i := range prompts {
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(int32(len(prompts[i].IDs))))
+	}
+	if _, err := nw.Write(buf); err != nil {
+		return err
+	}
+	return nw.Close()
+}
+
+// checkOut fails with ErrOutputExists when out exists, is not an empty
+// directory, and overwrite is false.
+func checkOut(out string, overwrite bool) error {
+	entries, err := os.ReadDir(out)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		if overwrite {
+			return nil
+		}
+		return fmt.Errorf("longbench: output %s: %v: %w", out, err, ErrOutputExists)
+	}
+	if len(entries) > 0 && !overwrite {
+		return fmt.Errorf("longbench: output directory %s is not empty: %w", out, ErrOutputExists)
+	}
+	return nil
+}
+
+// commitDir writes into a fresh temporary directory beside out and renames
+// it to out only when fill succeeds, so a failed build leaves no partial
+// output (and an existing out untouched).
+func commitDir(out string, overwrite bool, fill func(tmp string) error) error {
+	if err := checkOut(out, overwrite); err != nil {
+		return err
+	}
+	parent := filepath.Dir(filepath.Clean(out))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("longbench: output parent %s: %w", parent, err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("longbench: temp output dir: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := fill(tmp); err != nil {
+		return err
+	}
+	// An empty existing directory can simply be replaced; a non-empty one
+	// (overwrite) is moved aside first and removed after the swap.
+	var old string
+	if _, err := os.Lstat(out); err == nil {
+		if rmErr := os.Remove(out); rmErr != nil {
+			old = tmp + ".old"
+			if err := os.Rename(out, old); err != nil {
+				return fmt.Errorf("longbench: move aside %s: %w", out, err)
+			}
+		}
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		if old != "" {
+			os.Rename(old, out)
+		}
+		return fmt.Errorf("longbench: rename %s to %s: %w", tmp, out, err)
+	}
+	ok = true
+	if old != "" {
+		os.RemoveAll(old)
+	}
+	if d, err := os.Open(parent); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,296 @@
+package longbench
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Template is a parsed Python str.format template restricted to named
+// fields: literal text, "{{" and "}}" escapes, and "{name}" replacement
+// fields (optionally "{name!s}" or "{name:}", which format a string the same).
+type Template struct {
+	Name string // used in errors (the dataset2prompt.json key)
+	segs []segment
+}
+
+type segment struct {
+	text  string // literal text, escapes already resolved
+	field string // non-empty: a replacement field
+}
+
+// ParseTemplate parses text as Python's str.format does. Syntax errors and
+// unsupported features (positional fields, attribute or index access, !r/!a
+// conversions, format specs, nested fields) wrap ErrTemplate and name the
+// template.
+func ParseTemplate(name, text string) (*Template, error) {
+	t := &Template{Name: name}
+	var lit strings.Builder
+	flush := func() {
+		if lit.Len() > 0 {
+			t.segs = append(t.segs, segment{text: lit.String()})
+			lit.Reset()
+		}
+	}
+	bad := func(format string, args ...any) (*Template, error) {
+		return nil, fmt.Errorf("longbench: template %q: %s: %w", name, fmt.Sprintf(format, args...), ErrTemplate)
+	}
+	for i := 0; i < len(text); {
+		c := text[i]
+		switch c {
+		case '}':
+			if i+1 < len(text) && text[i+1] == '}' {
+				lit.WriteByte('}')
+				i += 2
+				continue
+			}
+			return bad("single '}' encountered at byte %d", i)
+		case '{':
+			if i+1 < len(text) && text[i+1] == '{' {
+				lit.WriteByte('{')
+				i += 2
+				continue
+			}
+			end := strings.IndexByte(text[i+1:], '}')
+			if end < 0 {
+				return bad("expected '}' before end of string (field opened at byte %d)", i)
+			}
+			body := text[i+1 : i+1+end]
+			if strings.IndexByte(body, '{') >= 0 {
+				return bad("nested replacement field at byte %d is not supported", i)
+			}
+			field, err := parseField(body)
+			if err != nil {
+				return bad("field {%s} at byte %d: %v", body, i, err)
+			}
+			flush()
+			t.segs = append(t.segs, segment{field: field})
+			i += end + 2
+		default:
+			j := i + 1
+			for j < len(text) && text[j] != '{' && text[j] != '}' {
+				j++
+			}
+			lit.WriteString(text[i:j])
+			i = j
+		}
+	}
+	flush()
+	return t, nil
+}
+
+// parseField validates the inside of "{...}" and returns the field name.
+func parseField(body string) (string, error) {
+	name, rest := body, ""
+	if k := strings.IndexAny(body, "!:"); k >= 0 {
+		name, rest = body[:k], body[k:]
+	}
+	switch {
+	case name == "":
+		return "", errors.New("positional (empty) fields are not supported; name the field")
+	case strings.IndexAny(name, ".[]") >= 0:
+		return "", errors.New("attribute or index access is not supported")
+	case name[0] >= '0' && name[0] <= '9':
+		return "", errors.New("positional (numbered) fields are not supported")
+	}
+	if strings.HasPrefix(rest, "!") {
+		conv := rest[1:]
+		if k := strings.IndexByte(conv, ':'); k >= 0 {
+			conv, rest = conv[:k], conv[k:]
+		} else {
+			rest = ""
+		}
+		if conv != "s" {
+			return "", fmt.Errorf("conversion !%s is not supported (only !s)", conv)
+		}
+	}
+	if rest != "" && rest != ":" {
+		return "", fmt.Errorf("format spec %q is not supported", rest[1:])
+	}
+	return name, nil
+}
+
+// Fields lists the distinct field names in order of first use.
+func (t *Template) Fields() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range t.segs {
+		if s.field != "" && !seen[s.field] {
+			seen[s.field] = true
+			out = append(out, s.field)
+		}
+	}
+	return out
+}
+
+// String re-encodes the template in str.format syntax (escaping braces in
+// literal text); ParseTemplate(t.String()) gives an equal template.
+func (t *Template) String() string {
+	var b strings.Builder
+	for _, s := range t.segs {
+		if s.field != "" {
+			b.WriteString("{" + s.field + "}")
+			continue
+		}
+		b.WriteString(strings.NewReplacer("{", "{{", "}", "}}").Replace(s.text))
+	}
+	return b.String()
+}
+
+// Format substitutes fields using lookup. Errors from lookup are wrapped with
+// the template name (so an unknown field names both template and field).
+func (t *Template) Format(lookup func(field string) (string, error)) (string, error) {
+	vals := make([]string, len(t.segs))
+	n := 0
+	for i, s := range t.segs {
+		if s.field == "" {
+			vals[i] = s.text
+		} else {
+			v, err := lookup(s.field)
+			if err != nil {
+				return "", fmt.Errorf("longbench: template %q: %w", t.Name, err)
+			}
+			vals[i] = v
+		}
+		n += len(vals[i])
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, v := range vals {
+		b.WriteString(v)
+	}
+	return b.String(), nil
+}
+
+// FormatRecord formats t with the fields of rec.
+func (t *Template) FormatRecord(rec *Record) (string, error) {
+	return t.Format(rec.Field)
+}
+
+// CheckFields reports the first field of t that records of version v lack.
+func (t *Template) CheckFields(v Version) error {
+	probe := Record{Version: v}
+	for _, f := range t.Fields() {
+		if _, err := probe.Field(f); err != nil {
+			return fmt.Errorf("longbench: template %q: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+// Config files, as in LongBench's config/ directory.
+const (
+	PromptFile = "dataset2prompt.json"
+	MaxLenFile = "dataset2maxlen.json"
+)
+
+// FileDigest records a file's identity for the manifest.
+type FileDigest struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
+}
+
+// Config holds LongBench's prompt templates and per-task generation lengths.
+type Config struct {
+	Dir       string
+	mu        sync.Mutex // guards parsed
+	templates map[string]string
+	parsed    map[string]*Template
+	maxGen    map[string]int
+	Files     []FileDigest // dataset2prompt.json then dataset2maxlen.json
+}
+
+// LoadConfig reads dir/dataset2prompt.json and dir/dataset2maxlen.json.
+// Templates are parsed lazily, so a broken template only matters when used.
+func LoadConfig(dir string) (*Config, error) {
+	c := &Config{Dir: dir, parsed: map[string]*Template{}}
+	if err := readJSONFile(filepath.Join(dir, PromptFile), &c.templates, &c.Files); err != nil {
+		return nil, err
+	}
+	if err := readJSONFile(filepath.Join(dir, MaxLenFile), &c.maxGen, &c.Files); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func readJSONFile(path string, dst any, digests *[]FileDigest) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("longbench: config file %s not found (set the templates directory): %w", path, ErrConfig)
+		}
+		return fmt.Errorf("longbench: config %s: %w", path, err)
+	}
+	if err := json.Unmarshal(data, dst); err != nil {
+		return fmt.Errorf("longbench: config %s: %v: %w", path, err, ErrConfig)
+	}
+	sum := sha256.Sum256(data)
+	*digests = append(*digests, FileDigest{Path: path, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(data))})
+	return nil
+}
+
+// Key maps a subset name to its config key: the name itself, or for
+// LongBench-E files ("<task>_e") the task name when only that is present.
+func (c *Config) Key(subset string) string {
+	if _, ok := c.templates[subset]; ok {
+		return subset
+	}
+	if base, ok := strings.CutSuffix(subset, "_e"); ok {
+		if _, ok := c.templates[base]; ok {
+			return base
+		}
+	}
+	return subset
+}
+
+// Template returns the parsed template for a subset.
+func (c *Config) Template(subset string) (*Template, error) {
+	key := c.Key(subset)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t, ok := c.parsed[key]; ok {
+		return t, nil
+	}
+	text, ok := c.templates[key]
+	if !ok {
+		return nil, fmt.Errorf("longbench: no template for subset %q in %s: %w", subset, filepath.Join(c.Dir, PromptFile), ErrTemplate)
+	}
+	t, err := ParseTemplate(key, text)
+	if err != nil {
+		return nil, err
+	}
+	c.parsed[key] = t
+	return t, nil
+}
+
+// MaxGen returns the subset's maximum generation length (dataset2maxlen.json).
+func (c *Config) MaxGen(subset string) (int, error) {
+	key := c.Key(subset)
+	n, ok := c.maxGen[key]
+	if !ok {
+		return 0, fmt.Errorf("longbench: no max generation length for subset %q in %s: %w", subset, filepath.Join(c.Dir, MaxLenFile), ErrConfig)
+	}
+	if n <= 0 {
+		return 0, fmt.Errorf("longbench: max generation length %d for subset %q in %s: %w", n, subset, filepath.Join(c.Dir, MaxLenFile), ErrConfig)
+	}
+	return n, nil
+}
+
+// Subsets lists the template keys in sorted order.
+func (c *Config) Subsets() []string {
+	keys := make([]string, 0, len(c.templates))
+	for k := range c.templates {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,115 @@
+package suite
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/goldset/goldset/compare"
+	"github.com/goldset/goldset/manifests"
+)
+
+// checkControls proves, for every case of a built bundle, that compare
+// accepts the golden itself and the honest low-precision kernels and
+// rejects every negative control: the tolerances are neither vacuous nor
+// flaky.
+func checkControls(t *testing.T, dir string, m *manifests.Manifest) {
+	t.Helper()
+	for i := range m.Cases {
+		c := &m.Cases[i]
+		// The stored golden, judged against the truth, passes.
+		for _, tn := range c.Tensors {
+			if tn.Role != manifests.RoleGolden {
+				continue
+			}
+			d := caseData{dir: dir, c: c}
+			v, _, err := d.floats(tn.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ok, reps, err := Judge(dir, c, Control{Outputs: []ControlOutput{{Name: tn.Name, DType: tn.DType, Shape: tn.Shape, Values: v}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				t.Errorf("%s: the golden %s fails its own tolerance: %v", c.ID, tn.Name, reps[0].Failed)
+			}
+		}
+		ctl, err := Controls(dir, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		negatives := 0
+		for _, k := range ctl {
+			ok, reps, err := Judge(dir, c, k)
+			if err != nil {
+				t.Fatalf("%s/%s: %v", c.ID, k.Name, err)
+			}
+			if ok != k.Pass {
+				var why []string
+				for _, r := range reps {
+					why = append(why, r.Name+": "+r.Status)
+					why = append(why, r.Failed...)
+				}
+				t.Errorf("%s: control %s (%s): compare says pass=%v, want %v %v", c.ID, k.Name, k.Note, ok, k.Pass, why)
+			}
+			if !k.Pass {
+				negatives++
+			}
+		}
+		if negatives == 0 {
+			t.Errorf("%s: no negative control", c.ID)
+		}
+	}
+}
+
+func TestControlsTiny(t *testing.T) {
+	r := tiny(t)
+	dir := t.TempDir()
+	m := buildTo(t, r, dir, Options{Jobs: 2, Splits: []string{"public", "benchmark"}})
+	checkControls(t, filepath.Join(dir, r.Name), m)
+}
+
+// TestControlsStage2 runs the controls on the public cases of the shipped
+// stage-2 recipe (the L = 40960 cases only without -short).
+func TestControlsStage2(t *testing.T) {
+	r, err := manifests.LookupSuite("stage2-paged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range r.Cases {
+		var p struct {
+			Lens []int `json:"context_lens"`
+		}
+		json.Unmarshal(c.Params, &p)
+		long := false
+		for _, l := range p.Lens {
+			long = long || l > 8192
+		}
+		if c.Split == "public" && !(long && testing.Short()) {
+			ids = append(ids, c.ID)
+		}
+	}
+	dir := t.TempDir()
+	m := buildTo(t, r, dir, Options{Jobs: 2, Cases: ids})
+	checkControls(t, filepath.Join(dir, r.Name), m)
+}
+
+func TestControlsStage1(t *testing.T) {
+	r, err := manifests.LookupSuite("stage1-basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range r.Cases {
+		if c.Split == "public" && (!testing.Short() || len(ids) < 6) {
+			ids = append(ids, c.ID)
+		}
+	}
+	dir := t.TempDir()
+	m := buildTo(t, r, dir, Options{Jobs: 2, Cases: ids})
+	checkControls(t, filepath.Join(dir, r.Name), m)
+}
+
+var _ = compare.Pass
