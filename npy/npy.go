@@ -106,12 +106,35 @@ type Header struct {
 }
 
 // NumElems returns the product of the shape (1 for a 0-d array), or -1 if a
-// dimension is negative or the product overflows int64.
+// dimension is negative or the product of the non-zero dimensions overflows
+// int64 (numpy applies the same rule: (0, 2**62, 2**62) is too big).
 func (h Header) NumElems() int64 {
-	n := int64(1)
-	for _, d := range h.Shape {
-		if d < 0 {
+	return shapeProduct(h.Shape, 1)
+}
+
+// NumBytes returns the size of the array data in bytes, or -1 if the dtype is
+// unknown, a dimension is negative or the item size times the product of the
+// non-zero dimensions overflows int64.
+func (h Header) NumBytes() int64 {
+	size := int64(h.Descr.ItemSize())
+	if size == 0 {
+		return -1
+	}
+	return shapeProduct(h.Shape, size)
+}
+
+// shapeProduct returns unit times the product of shape, or -1 if a
+// dimension is negative or unit times the product of the non-zero
+// dimensions overflows int64.
+func shapeProduct(shape []int64, unit int64) int64 {
+	n, zero := unit, false
+	for _, d := range shape {
+		switch {
+		case d < 0:
 			return -1
+		case d == 0:
+			zero = true
+			continue
 		}
 		hi, lo := bits.Mul64(uint64(n), uint64(d))
 		if hi != 0 || lo > math.MaxInt64 {
@@ -119,17 +142,10 @@ func (h Header) NumElems() int64 {
 		}
 		n = int64(lo)
 	}
-	return n
-}
-
-// NumBytes returns the size of the array data in bytes, or -1 if the dtype is
-// unknown, a dimension is negative or the size overflows int64.
-func (h Header) NumBytes() int64 {
-	n, size := h.NumElems(), int64(h.Descr.ItemSize())
-	if n < 0 || size == 0 || n > math.MaxInt64/size {
-		return -1
+	if zero {
+		return 0
 	}
-	return n * size
+	return n
 }
 
 // Validate reports whether h can be written: a canonical dtype

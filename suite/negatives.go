@@ -201,7 +201,7 @@ func cacheControls(d caseData) ([]Control, error) {
 		s := int(sm[t])
 		wrong := ((s/p.BS+1)%p.NB)*p.BS + s%p.BS
 		bad := slices.Clone(gold)
-		copy(bad[s*row:(s+1)*row], in[s*row:(s+1)*row])       // the right slot keeps its old value
+		copy(bad[s*row:(s+1)*row], in[s*row:(s+1)*row])           // the right slot keeps its old value
 		copy(bad[wrong*row:(wrong+1)*row], gold[s*row:(s+1)*row]) // the key lands one block over
 		ctl = append(ctl, Control{Name: "wrong_block", Note: fmt.Sprintf("token %d written to slot %d instead of %d", t, wrong, s), Outputs: []ControlOutput{d.output("key_cache_out", bad)}})
 	}
@@ -272,7 +272,9 @@ func attentionControls(d caseData) ([]Control, error) {
 		return Control{Name: name, Pass: pass, Note: note, Outputs: outs}, nil
 	}
 	wrap := func(f func(out, lse []float64, q, k, v []float32, bt, cl []int32, dims golden.AttentionDims, scale float64) error) func(out, lse []float64, q, k, v []float32, bt, cl, sel []int32) error {
-		return func(out, lse []float64, q, k, v []float32, bt, cl, _ []int32) error { return f(out, lse, q, k, v, bt, cl, dims, p.Scale) }
+		return func(out, lse []float64, q, k, v []float32, bt, cl, _ []int32) error {
+			return f(out, lse, q, k, v, bt, cl, dims, p.Scale)
+		}
 	}
 	wrapS := func(f func(out, lse []float64, q, k, v []float32, bt, cl, sel []int32, dims golden.AttentionDims, p golden.QuestParams, scale float64) error) func(out, lse []float64, q, k, v []float32, bt, cl, sel []int32) error {
 		return func(out, lse []float64, q, k, v []float32, bt, cl, sel []int32) error {
