@@ -145,9 +145,13 @@ func TestParseManifestErrors(t *testing.T) {
 		{"absolute path", func(s string) string { return strings.Replace(s, `"c1/x.npy"`, `"/etc/passwd"`, 1) }, ErrPath},
 		{"bad role", func(s string) string { return strings.Replace(s, `"input"`, `"output"`, 1) }, ErrInvalid},
 		{"bad dtype", func(s string) string { return strings.Replace(s, `"float32"`, `"complex64"`, 1) }, ErrInvalid},
-		{"negative dim", func(s string) string { return strings.Replace(s, "\"shape\": [\n            2,", "\"shape\": [\n            -2,", 1) }, ErrInvalid},
+		{"negative dim", func(s string) string {
+			return strings.Replace(s, "\"shape\": [\n            2,", "\"shape\": [\n            -2,", 1)
+		}, ErrInvalid},
 		{"unknown field", func(s string) string { return strings.Replace(s, `"suite": "s"`, `"suite": "s", "extra": 1`, 1) }, ErrInvalid},
-		{"duplicate case", func(s string) string { return strings.Replace(s, `"cases": [`, `"cases": [{"id":"c1","op":"x","split":"public","params":{},"tensors":[]},`, 1) }, ErrInvalid},
+		{"duplicate case", func(s string) string {
+			return strings.Replace(s, `"cases": [`, `"cases": [{"id":"c1","op":"x","split":"public","params":{},"tensors":[]},`, 1)
+		}, ErrInvalid},
 		{"not json", func(s string) string { return s[:40] }, ErrInvalid},
 	} {
 		data := tc.edit(string(good))

@@ -37,9 +37,10 @@ func F16FromF64(x float64) uint16 {
 	a := b & f64Abs
 	n := a - (1023-15)<<52
 	r := (n + 1<<41 - 1 + (n>>42)&1) >> 42
-	sub := math.Float64bits(math.Float64frombits(a)+0x1p28) - 0x41b0000000000000 // units of 2^-24 = ulp of 2^28
-	nan := f16QNaN | (a>>42)&0x1ff                                               // quiet, top payload bits kept
-	if a < 0x3f10000000000000 {                                                  // below 2^-14: subnormal
+	// Subnormal: units of 2^-24 = ulp of 2^28. NaN: quiet, top payload kept.
+	sub := math.Float64bits(math.Float64frombits(a)+0x1p28) - 0x41b0000000000000
+	nan := f16QNaN | (a>>42)&0x1ff
+	if a < 0x3f10000000000000 { // below 2^-14
 		r = sub
 	}
 	if a >= 0x40effe0000000000 { // 65520 = halfway between 65504 and 2^16: ties to even is Inf
@@ -56,15 +57,16 @@ func F16FromF64(x float64) uint16 {
 func F16FromF32(x float32) uint16 { return f16FromF32Bits(math.Float32bits(x)) }
 
 // f16FromF32Bits computes every candidate result and selects one, which the
-// compiler turns into conditional moves: no data-dependent branches, and
-// small enough to inline into the bulk loops.
+// compiler turns into conditional moves: no data-dependent branches.
+// F16sFromF32s repeats it by hand, as it exceeds the inlining budget.
 func f16FromF32Bits(b uint32) uint16 {
 	a := b & f32Abs
 	n := a - (127-15)<<23
 	r := (n + 1<<12 - 1 + (n>>13)&1) >> 13
-	sub := math.Float32bits(math.Float32frombits(a)+0.5) - 0x3f000000 // units of 2^-24 = ulp of 0.5
-	nan := f16QNaN | (a>>13)&0x1ff                                    // quiet, top payload bits kept
-	if a < 0x38800000 {                                               // below 2^-14: subnormal
+	// Subnormal: units of 2^-24 = ulp of 0.5. NaN: quiet, top payload kept.
+	sub := math.Float32bits(math.Float32frombits(a)+0.5) - 0x3f000000
+	nan := f16QNaN | (a>>13)&0x1ff
+	if a < 0x38800000 { // below 2^-14
 		r = sub
 	}
 	if a >= 0x477ff000 { // 65520 = halfway between 65504 and 2^16: ties to even is Inf
