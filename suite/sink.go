@@ -1,9 +1,11 @@
 package suite
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"hash"
 
@@ -69,7 +71,7 @@ func CompareManifests(want, got *manifests.Manifest) []manifests.Problem {
 			probs = append(probs, manifests.Problem{Case: wc.ID, What: "case not rebuilt"})
 			continue
 		}
-		if string(gc.Info) != string(wc.Info) && len(wc.Info) > 0 {
+		if !sameJSON(gc.Info, wc.Info) {
 			probs = append(probs, manifests.Problem{Case: wc.ID, What: fmt.Sprintf("info differs: %s, rebuilt %s", wc.Info, gc.Info)})
 		}
 		for j := range wc.Tensors {
@@ -133,4 +135,14 @@ func checkSecret(m *manifests.Manifest, secret []byte) error {
 		return fmt.Errorf("suite: %w: the given secret does not match the manifest's commitment %s", ErrSecret, m.HiddenCommitment)
 	}
 	return nil
+}
+
+// sameJSON compares two JSON texts ignoring insignificant white space (a
+// manifest read from disk is indented, a rebuilt one compact).
+func sameJSON(a, b json.RawMessage) bool {
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return bytes.Equal(a, b)
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
 }

@@ -103,6 +103,14 @@ func runCompare(ctx context.Context, o compareOptions, w io.Writer) error {
 		fmt.Fprintf(w, "case %s (%s) of %s\n", c.ID, c.Op, o.bundle)
 		for _, r := range res.Reports {
 			fmt.Fprintln(w)
+			if len(r.Checks) == 0 && len(r.Failed) > 0 {
+				// Judged before any value was compared (shape, dtype).
+				fmt.Fprintf(w, "%s: %s\n", r.Name, r.Status)
+				for _, f := range r.Failed {
+					fmt.Fprintf(w, "  %s\n", f)
+				}
+				continue
+			}
 			r.WriteText(w)
 		}
 		fmt.Fprintf(w, "\n%s\n", res.Status)

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goldset/goldset/manifests"
+	"github.com/goldset/goldset/npy"
+)
+
+// run calls Main and returns the exit code, stdout and stderr.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// small builds two small stage1 cases into dir and returns the bundle path.
+func small(t *testing.T, dir string) string {
+	t.Helper()
+	code, _, stderr := run(t, "gen", "stage1-basic", "--out", dir, "--case", "mm-odd-7x129x781-fp16", "--case", "sm-781-bf16", "-q")
+	if code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, stderr)
+	}
+	return filepath.Join(dir, "stage1-basic")
+}
+
+func TestHelpHasExamples(t *testing.T) {
+	for _, cmd := range []string{"gen", "verify", "inspect", "compare", "diff", "list", "merge", "negatives", "tokenize", "longbench build"} {
+		code, out, _ := run(t, append(strings.Fields(cmd), "--help")...)
+		if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "goldset ") {
+			t.Errorf("%s --help: exit %d, no examples:\n%s", cmd, code, out)
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	b := small(t, dir)
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"gen", "no-such-suite", "--out", dir}, exitUsage, "unknown suite"},
+		{[]string{"gen", "--bogus"}, exitUsage, "unknown flag"},
+		{[]string{"gen", "stage1-basic", "--shard", "5/4"}, exitUsage, "--shard"},
+		{[]string{"verify"}, exitUsage, "accepts 1 arg"},
+		{[]string{"verify", b}, exitOK, ""},
+		{[]string{"verify", filepath.Join(dir, "nothing")}, exitError, "no such file"},
+		{[]string{"inspect", b, "--case", "nope"}, exitError, "no case"},
+		{[]string{"compare", b, "--case", "nope", "--output", "c=x.npy"}, exitError, "no case"},
+		{[]string{"compare", b, "--case", "mm-odd-7x129x781-fp16", "--output", "zz=x.npy"}, exitError, "no golden output"},
+		{[]string{"compare", b, "--case", "mm-odd-7x129x781-fp16", "--output", "c"}, exitUsage, "NAME=FILE"},
+		{[]string{"diff", b, b}, exitOK, "identical"},
+	} {
+		code, out, errs := run(t, tc.args...)
+		if code != tc.code || !strings.Contains(out+errs, tc.msg) {
+			t.Errorf("goldset %v: exit %d (want %d), output %q, want it to mention %q", tc.args, code, tc.code, out+errs, tc.msg)
+		}
+	}
+}
+
+func TestCompareFlow(t *testing.T) {
+	dir := t.TempDir()
+	b := small(t, dir)
+	m, err := manifests.ReadManifest(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.Case("mm-odd-7x129x781-fp16")
+	golden := filepath.Join(b, c.Tensor("c").Path)
+	// The golden itself passes, as JSON too.
+	code, out, _ := run(t, "compare", b, "--case", c.ID, "--output", "c="+golden, "--json")
+	var res compareResult
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Status != "PASS" {
+		t.Fatalf("golden vs itself: exit %d %s", code, out)
+	}
+	// Zeros fail with exit 3 and name the binding rule.
+	zeros := filepath.Join(dir, "zeros.npy")
+	npy.WriteFile(zeros, npy.Header{Descr: npy.Float32, Shape: []int64{7, 781}}, make([]byte, 7*781*4))
+	code, out, _ = run(t, "compare", b, "--case", c.ID, "--output", "c="+zeros)
+	if code != exitMismatch || !strings.Contains(out, "FAIL") || !strings.Contains(out, "elementwise") {
+		t.Errorf("zeros: exit %d\n%s", code, out)
+	}
+	// Wrong shape is a failure (3), a file that is not .npy an error (1).
+	wrong := filepath.Join(dir, "wrong.npy")
+	npy.WriteFile(wrong, npy.Header{Descr: npy.Float32, Shape: []int64{781, 7}}, make([]byte, 7*781*4))
+	if code, out, _ := run(t, "compare", b, "--case", c.ID, "--output", "c="+wrong); code != exitMismatch || !strings.Contains(out, "shape") {
+		t.Errorf("wrong shape: exit %d\n%s", code, out)
+	}
+	bad := filepath.Join(dir, "bad.npy")
+	os.WriteFile(bad, []byte("not numpy"), 0o644)
+	if code, _, errs := run(t, "compare", b, "--case", c.ID, "--output", "c="+bad); code != exitError || !strings.Contains(errs, "bad.npy") {
+		t.Errorf("not npy: exit %d %s", code, errs)
+	}
+	// NaN where the golden is finite fails.
+	nan := filepath.Join(dir, "nan.npy")
+	h, data, _ := npy.ReadFile(golden)
+	data[0], data[1] = 0x00, 0x7e // fp16 NaN in the first element
+	npy.WriteFile(nan, h, data)
+	if code, out, _ := run(t, "compare", b, "--case", c.ID, "--output", "c="+nan); code != exitMismatch || !strings.Contains(out, "NaN") {
+		t.Errorf("NaN: exit %d\n%s", code, out)
+	}
+}
+
+func TestVerifyTamperAndRegenerate(t *testing.T) {
+	dir := t.TempDir()
+	b := small(t, dir)
+	if code, out, errs := run(t, "verify", "--regenerate", b); code != 0 {
+		t.Fatalf("verify --regenerate: %d %s %s", code, out, errs)
+	}
+	m, _ := manifests.ReadManifest(b)
+	p := filepath.Join(b, m.Cases[0].Tensors[1].Path)
+	data, _ := os.ReadFile(p)
+	data[len(data)-1] ^= 1
+	os.WriteFile(p, data, 0o644)
+	code, out, _ := run(t, "verify", b, "--json")
+	var res verifyResult
+	if code != exitMismatch || json.Unmarshal([]byte(out), &res) != nil || len(res.Problems) != 1 || res.Problems[0].Path != m.Cases[0].Tensors[1].Path {
+		t.Errorf("tampered: exit %d %s", code, out)
+	}
+}
+
+func TestGenFromManifestAndDiff(t *testing.T) {
+	dir := t.TempDir()
+	b := small(t, dir)
+	rebuilt := filepath.Join(dir, "rebuilt")
+	code, out, errs := run(t, "gen", "--from", filepath.Join(b, "manifest.json"), "--out", rebuilt, "-q")
+	if code != 0 || !strings.Contains(out, "reproduced") {
+		t.Fatalf("gen --from: %d %s %s", code, out, errs)
+	}
+	if code, out, _ := run(t, "diff", b, filepath.Join(rebuilt, "stage1-basic")); code != 0 {
+		t.Errorf("diff of a rebuild: %d %s", code, out)
+	}
+	// A manifest from a newer schema is refused with a clear message.
+	data, _ := os.ReadFile(filepath.Join(b, "manifest.json"))
+	newer := filepath.Join(dir, "newer.json")
+	os.WriteFile(newer, bytes.Replace(data, []byte(`"schema_version": 1`), []byte(`"schema_version": 2`), 1), 0o644)
+	if code, _, errs := run(t, "gen", "--from", newer, "--out", rebuilt); code != exitError || !strings.Contains(errs, "newer") {
+		t.Errorf("newer schema: %d %s", code, errs)
+	}
+	// A different build of goldset warns but still checks hashes.
+	other := filepath.Join(dir, "other.json")
+	os.WriteFile(other, bytes.Replace(data, []byte(`"version": "`), []byte(`"version": "v0.0.1-other `), 1), 0o644)
+	if code, _, errs := run(t, "gen", "--from", other, "--out", filepath.Join(dir, "r2"), "-q"); code != 0 || !strings.Contains(errs, "warning") {
+		t.Errorf("other tool version: %d %s", code, errs)
+	}
+}
+
+func TestListAndInspectJSON(t *testing.T) {
+	code, out, _ := run(t, "list", "--json")
+	var suites []listSuite
+	if code != 0 || json.Unmarshal([]byte(out), &suites) != nil || len(suites) < 4 {
+		t.Fatalf("list --json: %d %s", code, out)
+	}
+	dir := t.TempDir()
+	b := small(t, dir)
+	code, out, _ = run(t, "inspect", b, "--json")
+	if _, err := manifests.ParseManifest("stdout", []byte(out)); code != 0 || err != nil {
+		t.Errorf("inspect --json is not a manifest: %v", err)
+	}
+	code, out, _ = run(t, "inspect", b)
+	if code != 0 || !strings.Contains(out, "sm-781-bf16") || !strings.Contains(out, "bfloat16") {
+		t.Errorf("inspect: %s", out)
+	}
+}
+
+func TestNegativesCheck(t *testing.T) {
+	dir := t.TempDir()
+	b := small(t, dir)
+	code, out, errs := run(t, "negatives", b, "--case", "sm-781-bf16", "--out", filepath.Join(dir, "neg"), "--check")
+	if code != 0 || !strings.Contains(out, "zeros") || !strings.Contains(out, "fp32_online") {
+		t.Fatalf("negatives --check: %d %s %s", code, out, errs)
+	}
+	zeros := filepath.Join(dir, "neg", "zeros", "y.npy")
+	if code, _, _ := run(t, "compare", b, "--case", "sm-781-bf16", "--output", "y="+zeros); code != exitMismatch {
+		t.Errorf("compare of the zeros control: exit %d, want 3", code)
+	}
+}
+
+func TestShardEnv(t *testing.T) {
+	t.Setenv("JOB_COMPLETION_INDEX", "1")
+	t.Setenv("GOLDSET_SHARDS", "3")
+	s, err := parseShard("")
+	if err != nil || s.Index != 1 || s.Count != 3 {
+		t.Fatalf("k8s env: %+v %v", s, err)
+	}
+	t.Setenv("JOB_COMPLETION_INDEX", "")
+	t.Setenv("SLURM_ARRAY_TASK_ID", "3")
+	t.Setenv("SLURM_ARRAY_TASK_MIN", "1")
+	s, err = parseShard("")
+	if err != nil || s.Index != 2 || s.Count != 3 {
+		t.Fatalf("slurm env: %+v %v", s, err)
+	}
+	if _, err := parseShard("0/3"); err == nil {
+		t.Error("0/3 accepted")
+	}
+}
