@@ -1,0 +1,247 @@
+// Package gen generates goldset's reproducible random inputs.
+//
+// Every tensor's values depend only on (suite seed, case id, tensor name,
+// generator Version) and the element index: never on worker count, buffer
+// size, fill order or other tensors. Everything below is normative for
+// Version 1; testdata/gen_ref.py is an independent Python/numpy
+// reimplementation of the streams and distributions (§1-§6) written from
+// this text, and TestPythonReference checks it bit for bit against the Go
+// code.
+//
+// # API
+//
+//	NewStream(seed, caseID, tensor) Stream      stream key (§1)
+//	Normal[E](s, dst, at, dt, scale)            scale*N(0,1), rounded once to dt (§3)
+//	Uniform[E](s, dst, at, dt, lo, hi)          uniform [lo, hi) (§4)
+//	Ints(s, dst []int32, at, lo, hi)            integers in [lo, hi) (§4)
+//	Parallel(workers, at, n, fn)                chunk-aligned split (§2)
+//	Stream.Rand() *Rand: Uint64, Float64, IntN, Choice, Perm   sequential draws (§5)
+//	Store, Load, Fill                           float64 <-> dtype buffers
+//	DrawLens, NewPagedLayout, SlotMapping       paged-KV layouts (§7, §8)
+//	OutlierRow, OutlierMagnitude, MaskLeading   softmax structure (§9)
+//	PoisonCache                                 NaN sentinels (§9)
+//	NeedleKey, PlantNeedle                      dominant keys (§9)
+//	QuestScores, PlantQuest                     planted Quest rankings (§9)
+//
+// Floating buffers are []uint16 (float16 or bfloat16 bits, chosen by the
+// DType argument), []float32 (F32) or []float64 (F64: the value before any
+// narrowing). `at` is the absolute index of dst[0] in the tensor's flat
+// (row-major) element order; any at >= 0 works, and fills starting at a
+// multiple of ChunkElems are the fast case. So a builder can regenerate one
+// physical KV block (offset p*BS*Hkv*D, a multiple of ChunkElems whenever
+// BS*Hkv*D is a multiple of 256, as for every shape goldset uses, e.g.
+// 16*1*64) or stream a large tensor to disk through a reused buffer.
+//
+// # 1. Stream key
+//
+// The key is SHA-256 of the concatenation of four fields, each encoded as
+// a little-endian uint32 byte length followed by the bytes:
+//
+//	field 1: the ASCII tag "goldset/gen/v1" (VersionTag)
+//	field 2: the seed as 8 bytes, little-endian uint64
+//	field 3: the case id, UTF-8
+//	field 4: the tensor name, UTF-8
+//
+// The 32-byte digest is read as four little-endian uint64 words k0..k3
+// (Stream.Key). Only k0 and k1 are used by Version 1.
+//
+// # 2. Chunks and the generator
+//
+// Elements are cut into chunks of ChunkElems = 256: element i belongs to
+// chunk c = i / 256 at position k = i % 256. All arithmetic is modulo 2**64.
+//
+//	mix64(z):  z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+//	           z = (z ^ z>>27) * 0x94d049bb133111eb
+//	           return z ^ z>>31                      (SplitMix64 finalizer)
+//	state(c) = mix64(mix64(c ^ k0) + k1)
+//
+// Each chunk owns a wyrand generator starting at state(c). One step:
+//
+//	s += 0xa0761d6478bd642f
+//	(hi, lo) = 128-bit product s * (s ^ 0xe7037ed1a0b428db)
+//	word = hi ^ lo
+//
+// Word j (j = 1, 2, ...) is the output of the j-th step; skipping j words is
+// s += j*0xa0761d6478bd642f. Where 32-bit draws are used, each word gives
+// its low half, then its high half. Since values depend only on (key, c,
+// k), Parallel may split a range into any chunk-aligned pieces (it uses
+// pieces of 64 chunks, aligned to absolute indices) and the output is the
+// same for any number of workers or GOMAXPROCS.
+//
+// # 3. Normal
+//
+// A 256-layer ziggurat (Marsaglia and Tsang 2000) for f(x) = exp(-x*x/2),
+// with numpy's float32 bit split of a 32-bit draw r: layer i = r & 0xff,
+// sign = bit 8, magnitude m = r >> 9 (23 bits).
+//
+// Tables, built in float64 with Exp and Log from internal/detmath (fdlibm
+// algorithms, every product rounded separately; math.Sqrt is exact). Here
+// R = 3.6541528853610088, V = 4.92867323399e-3, and a*b*c means (a*b)*c:
+//
+//	dn = R; tn = R; q = V / Exp(-0.5*dn*dn)
+//	K[0] = uint32(dn/q * 2**23)   (truncation)
+//	K[1] = 0
+//	W[0] = q / 2**23;  W[255] = dn / 2**23
+//	F[0] = 1;          F[255] = Exp(-0.5*dn*dn)
+//	for i = 254 down to 1:
+//	    dn = Sqrt(-2 * Log(V/dn + Exp(-0.5*dn*dn)))
+//	    K[i+1] = uint32(dn/tn * 2**23); tn = dn
+//	    F[i] = Exp(-0.5*dn*dn); W[i] = dn / 2**23
+//
+// testdata/zig_tables.txt lists the resulting K, W and F (W and F as
+// float64 bits); TestZigTablesFile pins it.
+//
+// Candidate of a draw r: x = float64(m) * W[i], negated when the sign bit
+// is set (m = 0 with the sign bit gives -0.0); it is accepted at once when
+// m < K[i].
+//
+// Chunk c yields its 256 standard normals z_0..z_255 as follows. Element k's
+// primary draw is the k-th 32-bit draw of the chunk generator (so words
+// 1..128 are primary). If its candidate is accepted, z_k is that candidate.
+// The rejected elements are then finished one after another in ascending k,
+// all taking further 32-bit draws, in order, from the overflow sequence:
+// the chunk generator continued at word 129. Finishing element k with
+// current draw r (initially its primary draw), layer i, candidate x:
+//
+//	loop:
+//	  if m < K[i]: return x
+//	  if i == 0 (tail):
+//	      repeat: xx = -Log(u())/R; yy = -Log(u())     (xx drawn first)
+//	      until yy + yy > xx*xx
+//	      return R + xx, negated if r's sign bit is set
+//	  if (F[i-1] - F[i]) * u() + F[i] < Exp(-0.5*x*x): return x   (wedge)
+//	  r = next overflow draw; recompute i, m, x; goto loop
+//
+// where u() = (float64(next overflow draw) + 0.5) * 2**-32, in (0, 1); the
+// product (F[i-1]-F[i])*u is rounded before the addition (never fused).
+// About 1.2% of elements are rejected at first. Values of elements < n do
+// not depend on whether later elements of the chunk are generated.
+//
+// Output: element i of Normal(s, dst, at, dt, scale) is z(at+i) * scale
+// computed in float64 (one rounding), then rounded once to dt, to nearest
+// with ties to even: float32 by Go's float64->float32 conversion,
+// float16/bfloat16 exactly as npy.F16FromF64 / npy.BF16FromF64 (overflow
+// to +-Inf, subnormals kept; NaN cannot occur). The hot loops use a local
+// bit-arithmetic fast path for the normal range of the format and npy's
+// converters elsewhere; TestFastHalfMatchesNpy and
+// TestFusedHalfMatchesTwoPass check they agree bit for bit. In numpy:
+// np.array(z*scale, np.float64).astype(np.float16) is the same rounding.
+//
+// # 4. Uniform and integers
+//
+// Uniform: element k of chunk c uses word k+1 of the chunk generator:
+// u = float64(word >> 11) * 2**-53 in [0, 1), v = lo + fl(fl(hi-lo) * u)
+// (float64, product rounded before the add), then rounded once to dt as in
+// §3. v lies in [lo, hi] (hi only by rounding of the product); the stored
+// value in [RNE(lo), RNE(hi)].
+//
+// Ints(lo, hi), n = hi - lo <= 2**32: elements of a chunk are drawn in
+// order k = 0, 1, ..., each by Lemire's method on successive words of the
+// chunk generator: (h, l) = 128-bit product word * n; if l < n, then with
+// t = (2**64 - n) mod n, while l < t draw the next word and recompute;
+// the value is lo + h. Unbiased.
+//
+// # 5. Sequential draws
+//
+// Stream.Rand() is the generator of the reserved chunk index 2**64-1
+// (state(2**64 - 1)), for draws that are not one value per element. Its
+// Uint64 returns successive words, Float64 = (word >> 11) * 2**-53,
+// IntN(n) is Lemire's method as in §4 (values in [0, n)). Choice(n, k)
+// is a forward Fisher-Yates: a = [0, 1, ..., n-1]; for i = 0..k-1:
+// j = i + IntN(n - i), swap a[i] and a[j]; the result is a[0:k] in that
+// order (large n uses a sparse map with identical output). Perm(n) =
+// Choice(n, n).
+//
+// # 6. Rounding helpers
+//
+// Store rounds float64 values once to a dtype (as in §3); Load converts a
+// dtype buffer to float64 exactly; Fill writes one value, NaN as the
+// canonical quiet NaN of the dtype (0x7e00, 0x7fc0, 0x7fc00000,
+// 0x7ff8000000000000).
+//
+// # 7. Context lengths
+//
+// DrawLens(s, B, {Mean, Sigma, Max}) follows the NumPy peer
+// (shared/peers/numpy_gen.py draw_context_lens) with goldset's normals:
+// z_b = Normal element b of s (F64, scale 1), mu = Log(Mean) -
+// (Sigma*Sigma)/2, raw_b = Exp(mu + Sigma*z_b); rescale f = 1, then 20
+// times: f *= Mean / (sum_b clip(raw_b*f, 1, Max) / B), the sum taken
+// sequentially in b order; L_b = clip(RoundToEven(raw_b*f), 1, Max). Exp and
+// Log are detmath's. Errors (ErrSpec): B < 1, Max < 1, Mean outside
+// [1, Max], Sigma negative, NaN or infinite.
+//
+// # 8. Paged layouts and slot mappings
+//
+// NewPagedLayout(spec, lens, tables): lengths are spec.Lens or DrawLens of
+// the lens stream. nb_b = ceil(L_b/BS). MaxBlocks = spec.MaxBlocks, or when
+// 0: ceil(Draw.Max/BS) for drawn lengths, ceil(max L/BS) for explicit ones.
+// With SharedPairs = p, sequences 2i+1 (i < p) reuse the physical block of
+// logical block 0 of sequence 2i (prefix sharing). NumBlocks = sum nb_b - p
+// + ExtraBlocks (+ 1 poison block with PadPoison). P = tables.Rand().
+// Perm(NumBlocks); physical ids are handed out from P in order: sequence by
+// sequence, logical block by logical block (skipping shared ones), then the
+// poison block, and the remaining ExtraBlocks ids are referenced by no
+// table. Entries past nb_b are -1 (PadNeg1), 0 (PadZero, a real block) or
+// the poison block (PadPoison). Live[p] = max over the sequences reading
+// block p of the number of their tokens in it; slots >= Live[p] are never
+// read (PoisonCache fills them with NaN). Errors (ErrSpec): B < 1, BS < 1,
+// negative counts, unknown pad, 2p > B, len(Lens) != B, L < 1,
+// L > MaxBlocks*BS, slot ids beyond int32.
+//
+// SlotMapping(s, {Tokens T, NumSlots N, NegFrac f, AllNeg, ForceSlot0}):
+// nNeg = floor(f*T + 0.5) (T when AllNeg), nValid = T - nNeg <= N (else
+// ErrSpec). With r = s.Rand(): valid = r.Choice(N, nValid); with
+// ForceSlot0 and 0 not drawn, valid[nValid-1] = 0; then neg = r.Choice(T,
+// nNeg), token neg[j] gets NegSlots[j % 3] = (-1, -7, MinInt32)[j % 3]; the
+// other tokens, ascending, get valid[0], valid[1], ... Valid slots are
+// unique and in [0, N).
+//
+// # 9. Structured fills
+//
+// Softmax: OutlierRow writes big values computed from the stream at the
+// same absolute indices: OutlierUniform = Uniform(-big, big); OutlierHigh /
+// OutlierLow = +-big + z (the §3 normal, scale 1), summed in float64 and
+// rounded once. OutlierMagnitude: float32 1e4, float16 6e4, bfloat16 1e38
+// (at 6e4 the fp16 spacing is 32, so High/Low rows round to a few tied
+// values: a row of equal maxima). MaskLeading sets the first n entries of
+// every row to -Inf (n < cols: a leading masked tile followed by finite
+// values; n = cols: fully masked rows, kept out of graded cases).
+//
+// NaN sentinels: PoisonCache(cache [NumBlocks, BS, Hkv, D]) fills slots
+// [Live[p], BS) of every physical block p with NaN: slots past L in a last
+// partial block, and whole unreferenced, extra and poison blocks. Block
+// table entries past nb_b point to the poison block with PadPoison.
+//
+// Needles: for KV head g with query rows q_h (h in the group, float64
+// values of the stored queries), u = sum_h q_h / |sum_h q_h| and
+// key = c*u with c = logit / (scale * min_h q_h.u), so every query head of
+// the group sees logit scale*q_h.key >= logit for this key (before the key
+// is rounded to the cache dtype; PlantNeedle returns the achieved minimum
+// from the stored key). With random N(0,1) keys the other logits are
+// ~N(0, (scale*|q|)**2), so logit ~ 15 makes the needle dominate even at
+// L = 40960. ErrDegen if some q_h.u <= 0.
+//
+// Quest planting: PlantQuest adds beta*u (u as above, for the group of
+// KV head g) to every valid key of head g in the chosen logical blocks.
+// Adding a constant vector d to all keys of a block shifts its kmax and
+// kmin by d, and max(q*(kmax+d), q*(kmin+d)) = max(q*kmax, q*kmin) + q*d,
+// so each chosen block's score for head h rises by exactly beta*(q_h.u) > 0
+// while other blocks are unchanged (in real arithmetic; the keys are then
+// rounded to the cache dtype). beta = (margin - current gap) / min_h q_h.u
+// where gap = min over heads of (lowest chosen score - highest other score,
+// the other blocks including anchors); after rounding the gap is measured
+// again from the stored keys and beta grown by 1.5x the shortfall, up to 8
+// attempts. The returned margin is that measured gap (the lead verifies it
+// against the golden scores). Since min of sums >= sum of mins,
+// kv_group_sum scores then have a gap of at least G times it.
+// Errors: ErrSpec (block out of [0, nb), repeated, margin <= 0),
+// ErrShared (a chosen physical block is read by another sequence),
+// ErrDegen (degenerate direction, or margin not reached).
+//
+// # Speed
+//
+// Normal fills are branch-light: per pair of elements one wyrand word, two
+// table lookups and multiplies, and (for fp16/bf16) integer rounding; the
+// rare rejected or non-normal-range elements are fixed up after the loop.
+// See BenchmarkNormalF16/BF16/F32 (b.SetBytes = bytes per output value).
+package gen
