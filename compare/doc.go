@@ -35,7 +35,9 @@
 //	             for every element with g and c finite
 //	row_rel_l2:  ||c-g|| <= row_rel_l2*||g|| + atol*sqrt(n) per row
 //	             (n: the row's finite pairs; off when 0)
-//	row_sum:     |sum(c row) - 1| <= row_sum per row whose golden is not
+//	row_sum:     |sum(c row) - 1| <= row_sum + sum_i spacing(g_i)/2 (what a
+//	             correct rounding of every element may add up to: many equal
+//	             tiny outputs all round the same way) per row whose golden is not
 //	             all zero (softmax; off when 0; a non-finite c fails it)
 //
 // The status is PASS when every rule holds; the failed rules are named in

@@ -120,3 +120,23 @@ func (f format) ulpDistance(g, c float64) uint64 {
 	// subtract in uint64 where the wrap-around is the exact distance.
 	return uint64(b) - uint64(a)
 }
+
+// halfSpacing returns half the distance between adjacent values of the
+// format around |x| (the most a correct rounding can move x): in the
+// subnormal range the fixed subnormal step, above it 2^(e-p).
+func (f format) halfSpacing(x float64) float64 {
+	var p, minExp int // precision in bits, exponent of the smallest normal
+	switch f.kind {
+	case kindF16:
+		p, minExp = 11, -14
+	case kindBF16:
+		p, minExp = 8, -126
+	case kindF32:
+		p, minExp = 24, -126
+	default:
+		p, minExp = 53, -1022
+	}
+	_, e := math.Frexp(math.Abs(x)) // |x| in [2^(e-1), 2^e)
+	e = max(e-1, minExp)
+	return math.Ldexp(1, e-p)
+}

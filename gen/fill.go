@@ -192,14 +192,6 @@ func Normal[E Elem](s Stream, dst []E, at int64, dt DType, scale float64) {
 	case []uint16:
 		mustHalf(dt)
 		chunkSpan(at, len(d), func(c uint64, skip, off, cnt int) {
-			if skip == 0 && dt == F16 {
-				f16Chunk(s.chunkState(c), d[off:off+cnt], scale)
-				return
-			}
-			if skip == 0 {
-				bf16Chunk(s.chunkState(c), d[off:off+cnt], scale)
-				return
-			}
 			chunkNormals(s.chunkState(c), buf[:skip+cnt])
 			if dt == F16 {
 				f16s(d[off:off+cnt], buf[skip:skip+cnt], scale)

@@ -171,10 +171,10 @@ func TestFastHalfMatchesNpy(t *testing.T) {
 	}
 }
 
-// TestFusedHalfMatchesTwoPass: the fused fp16/bf16 normal loop equals
+// TestNormalHalfMatchesNpy: Normal into fp16/bf16 (bulk fast rounding) equals
 // rounding the float64 normals with npy, for scales hitting every range.
-func TestFusedHalfMatchesTwoPass(t *testing.T) {
-	s := NewStream(3, "fused", "x")
+func TestNormalHalfMatchesNpy(t *testing.T) {
+	s := NewStream(3, "half", "x")
 	const n = 20000
 	z := make([]float64, n)
 	Normal(s, z, 0, F64, 1)

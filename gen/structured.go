@@ -149,13 +149,17 @@ func NeedleKey(key, q []float64, d int, scale, logit float64) error {
 // sequence seq with NeedleKey of the query rows of group g (query is
 // [B, Hq, D], keyCache [NumBlocks, BS, Hkv, D], both of dtype dt). It
 // returns the smallest logit scale*q_h.k over the query heads of the
-// sequence, computed from the stored (rounded) key.
+// sequence, computed from the stored (rounded) key. ErrShared if another
+// sequence reads the block holding the position, ErrDegen as NeedleKey.
 func PlantNeedle[E Elem](keyCache, query []E, dt DType, l *PagedLayout, h Heads, seq, pos int, scale, logit float64) (float64, error) {
 	h.check()
 	if len(query) != l.Seqs*h.Q*h.D || len(keyCache) != l.NumBlocks*l.BlockSize*h.KV*h.D {
 		panic("gen: PlantNeedle tensor sizes do not match the layout")
 	}
 	blk, off := l.Slot(seq, pos)
+	if readByOther(l, seq, int32(blk)) {
+		return 0, fmt.Errorf("gen: needle at sequence %d position %d: physical block %d: %w", seq, pos, blk, ErrShared)
+	}
 	g, d := h.Q/h.KV, h.D
 	q := make([]float64, g*d)
 	key := make([]float64, d)
@@ -177,6 +181,22 @@ func PlantNeedle[E Elem](keyCache, query []E, dt DType, l *PagedLayout, h Heads,
 		}
 	}
 	return lo, nil
+}
+
+// readByOther reports whether a sequence other than seq reads physical
+// block p.
+func readByOther(l *PagedLayout, seq int, p int32) bool {
+	for b := range l.Seqs {
+		if b == seq {
+			continue
+		}
+		for j := range l.NumLogical(b) {
+			if l.Tables[b*l.MaxBlocks+j] == p {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // QuestScores computes the Quest block scores of one sequence and one KV
@@ -264,17 +284,9 @@ func PlantQuest[E Elem](keyCache, query []E, dt DType, l *PagedLayout, h Heads, 
 	if !(margin > 0) {
 		return 0, fmt.Errorf("gen: quest plant: margin %v: %w", margin, ErrSpec)
 	}
-	for b := range l.Seqs {
-		if b == seq {
-			continue
-		}
-		for j := range l.NumLogical(b) {
-			p := l.Tables[b*l.MaxBlocks+j]
-			for _, i := range blocks {
-				if l.Tables[seq*l.MaxBlocks+i] == p {
-					return 0, fmt.Errorf("gen: quest plant: physical block %d: %w", p, ErrShared)
-				}
-			}
+	for _, i := range blocks {
+		if p := l.Tables[seq*l.MaxBlocks+i]; readByOther(l, seq, p) {
+			return 0, fmt.Errorf("gen: quest plant: physical block %d: %w", p, ErrShared)
 		}
 	}
 	q := make([]float64, g*d)

@@ -247,4 +247,10 @@ func TestPlantQuest(t *testing.T) {
 	if _, err := PlantQuest(kcs, q, F16, ls, h, 1, 0, []int{0}, 1); !errors.Is(err, ErrShared) {
 		t.Errorf("shared block: err = %v, want ErrShared", err)
 	}
+	if _, err := PlantNeedle(kcs, q, F16, ls, h, 1, 3, 0.125, 10); !errors.Is(err, ErrShared) {
+		t.Errorf("needle in shared block: err = %v, want ErrShared", err)
+	}
+	if _, err := PlantNeedle(kcs, q, F16, ls, h, 1, 16, 0.125, 10); err != nil {
+		t.Errorf("needle in an unshared block: %v", err)
+	}
 }

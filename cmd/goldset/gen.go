@@ -30,6 +30,7 @@ type genOptions struct {
 	from       string
 	shard      string
 	secretFile string
+	noFsync    bool
 	command    string
 }
 
@@ -78,6 +79,7 @@ $SLURM_ARRAY_TASK_ID with $GOLDSET_SHARDS set gives it. Join shards with
 	f.StringVar(&o.from, "from", "", "rebuild the bundle described by this manifest and check its hashes")
 	f.StringVar(&o.shard, "shard", "", "build shard i of n (1-based, e.g. 2/4)")
 	f.StringVar(&o.secretFile, "secret-file", "", "file holding the secret for hidden cases")
+	f.BoolVar(&o.noFsync, "no-fsync", false, "skip fsync before the final rename (faster; a power loss may leave an incomplete bundle, a crash still cannot)")
 	return cmd
 }
 
@@ -186,7 +188,7 @@ func runGen(ctx context.Context, o genOptions, w, errw io.Writer) error {
 		if shard.Count > 1 {
 			dir = filepath.Join(o.out, fmt.Sprintf("%s.shard-%d-of-%d", r.Name, shard.Index+1, shard.Count))
 		}
-		if _, err := buildBundle(ctx, r, dir, opts, o.quiet, o.json, w, errw); err != nil {
+		if _, err := buildBundle(ctx, r, dir, opts, o.quiet, o.json, o.noFsync, w, errw); err != nil {
 			return err
 		}
 	}
@@ -194,11 +196,12 @@ func runGen(ctx context.Context, o genOptions, w, errw io.Writer) error {
 }
 
 // buildBundle builds one recipe into dir atomically and reports it.
-func buildBundle(ctx context.Context, r *manifests.Recipe, dir string, opts suite.Options, quiet, asJSON bool, w, errw io.Writer) (*manifests.Manifest, error) {
+func buildBundle(ctx context.Context, r *manifests.Recipe, dir string, opts suite.Options, quiet, asJSON, noSync bool, w, errw io.Writer) (*manifests.Manifest, error) {
 	bw, err := manifests.CreateBundle(dir)
 	if err != nil {
 		return nil, err
 	}
+	bw.NoSync = noSync
 	defer bw.Abort()
 	for _, c := range bw.Cleaned {
 		fmt.Fprintf(errw, "goldset: removed stale temporary directory %s (left by an interrupted run)\n", c)
@@ -254,7 +257,7 @@ func runGenFrom(ctx context.Context, o genOptions, opts suite.Options, w, errw i
 	}
 	opts.Shard = suite.Shard{}
 	dir := filepath.Join(o.out, want.Suite)
-	got, err := buildBundle(ctx, r, dir, opts, o.quiet, o.json, w, errw)
+	got, err := buildBundle(ctx, r, dir, opts, o.quiet, o.json, o.noFsync, w, errw)
 	if err != nil {
 		return err
 	}

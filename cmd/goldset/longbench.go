@@ -130,7 +130,7 @@ func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Write
 		if err != nil {
 			return err
 		}
-		if _, err := buildBundle(ctx, r, kernelDir, suite.Options{Jobs: o.jobs, Provenance: provenance(strings.Join(os.Args, " "))}, o.quiet, false, errw, errw); err != nil {
+		if _, err := buildBundle(ctx, r, kernelDir, suite.Options{Jobs: o.jobs, Provenance: provenance(strings.Join(os.Args, " "))}, o.quiet, false, false, errw, errw); err != nil {
 			return err
 		}
 	}
