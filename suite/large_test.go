@@ -1,0 +1,61 @@
+package suite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/goldset/goldset/manifests"
+)
+
+// TestLargeIndex builds a paged-attention case whose physical block ids put
+// element offsets past 2^31 (where int32 offset arithmetic in a kernel
+// overflows) with a hash-only sink: the builder's int64 indexing handles it
+// and memory stays bounded while a 4 GiB cache streams through.
+func TestLargeIndex(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams 8 GiB of cache; skipped with -short")
+	}
+	const bs, d = 128, 128
+	minBlock := (1<<31)/(bs*d) + 10 // first referenced block starts past element 2^31
+	params := fmt.Sprintf(`{"hq": 4, "hkv": 1, "d": %d, "bs": %d, "dtype": "bfloat16", "context_lens": [300, 129], "min_block": %d}`, d, bs, minBlock)
+	r := &manifests.Recipe{Name: "large", Version: "1", SpecVersion: 1, Cases: []manifests.RecipeCase{{ID: "pa", Op: "paged_attention", Split: "public", Params: json.RawMessage(params)}}}
+
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	go func() {
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+				runtime.ReadMemStats(&ms)
+				if ms.HeapInuse > peak.Load() {
+					peak.Store(ms.HeapInuse)
+				}
+			}
+		}
+	}()
+	m, err := Build(context.Background(), r, HashSink{}, Options{Jobs: 1})
+	close(done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct {
+		NumBlocks int `json:"num_blocks"`
+	}
+	json.Unmarshal(m.Cases[0].Info, &info)
+	if int64(info.NumBlocks)*bs*d <= math.MaxInt32 {
+		t.Fatalf("cache of %d blocks does not reach past 2^31 elements", info.NumBlocks)
+	}
+	if p := peak.Load(); p > 512<<20 {
+		t.Errorf("peak heap %d MiB while streaming a %d MiB cache: generation is not streamed", p>>20, int64(info.NumBlocks)*bs*d*2>>20)
+	}
+	t.Logf("blocks %d, cache %d MiB per tensor, peak heap %d MiB", info.NumBlocks, int64(info.NumBlocks)*bs*d*2>>20, peak.Load()>>20)
+}
