@@ -11,9 +11,11 @@ import (
 // emitChunk is the number of elements encoded per write.
 const emitChunk = 1 << 18
 
+// scratch returns the tensor's reused encoding buffer with length n
+// (capacity at least one emitted chunk of the widest element).
 func (t *tensorOut) scratch(n int) []byte {
-	if cap(t.buf) < n {
-		t.buf = make([]byte, n)
+	if cap(t.buf) < max(n, 4*emitChunk) {
+		t.buf = make([]byte, max(n, 4*emitChunk))
 	}
 	return t.buf[:n]
 }
@@ -21,11 +23,7 @@ func (t *tensorOut) scratch(n int) []byte {
 func (t *tensorOut) u16(v []uint16) error {
 	for len(v) > 0 {
 		n := min(len(v), emitChunk)
-		b := t.scratch(2 * n)
-		for i, x := range v[:n] {
-			binary.LittleEndian.PutUint16(b[2*i:], x)
-		}
-		if err := t.emit(b); err != nil {
+		if err := t.emit(npy.AppendUint16s(t.scratch(0), v[:n])); err != nil {
 			return err
 		}
 		v = v[n:]
@@ -36,11 +34,7 @@ func (t *tensorOut) u16(v []uint16) error {
 func (t *tensorOut) f32(v []float32) error {
 	for len(v) > 0 {
 		n := min(len(v), emitChunk)
-		b := t.scratch(4 * n)
-		for i, x := range v[:n] {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-		}
-		if err := t.emit(b); err != nil {
+		if err := t.emit(npy.AppendFloat32s(t.scratch(0), v[:n])); err != nil {
 			return err
 		}
 		v = v[n:]
@@ -51,11 +45,7 @@ func (t *tensorOut) f32(v []float32) error {
 func (t *tensorOut) i32(v []int32) error {
 	for len(v) > 0 {
 		n := min(len(v), emitChunk)
-		b := t.scratch(4 * n)
-		for i, x := range v[:n] {
-			binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
-		}
-		if err := t.emit(b); err != nil {
+		if err := t.emit(npy.AppendInt32s(t.scratch(0), v[:n])); err != nil {
 			return err
 		}
 		v = v[n:]

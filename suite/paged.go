@@ -361,11 +361,12 @@ func (s *kvSource) writeCache(c *caseCtx, t *tensorOut) error {
 func (s *kvSource) gather(dst []float32, b int, bufs []*floatTensor) {
 	be := s.l.blockElems()
 	nb := s.l.nb[b]
-	// Blocks are independent: split them over the buffers' workers.
+	// Blocks are independent: split them over the buffers' workers, each
+	// block generated straight into its place in dst (no copy).
 	parallelChunks(len(bufs), nb, func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			s.block(bufs[w], int(s.l.bt[b*s.l.maxb+i]))
-			copy(dst[i*be:(i+1)*be], bufs[w].vals)
+			ft := floatTensor{dtype: bufs[w].dtype, vals: dst[i*be : (i+1)*be], bits: bufs[w].bits}
+			s.block(&ft, int(s.l.bt[b*s.l.maxb+i]))
 		}
 	})
 }
