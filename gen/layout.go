@@ -87,7 +87,7 @@ func DrawLens(s Stream, b int, d LenDraw) ([]int32, float64, error) {
 	}
 	z := make([]float64, b)
 	Normal(s, z, 0, F64, 1)
-	mu := detmath.Log(d.Mean) - float64(d.Sigma*d.Sigma)/2
+	mu := detmath.Log(d.Mean) - float64(float64(d.Sigma*d.Sigma)/2) // /2 becomes *0.5, which may fuse too
 	raw := make([]float64, b)
 	for i, v := range z {
 		raw[i] = detmath.Exp(mu + float64(d.Sigma*v))
@@ -236,7 +236,7 @@ func SlotMapping(s Stream, spec SlotSpec) ([]int32, error) {
 	if spec.Tokens < 0 || spec.NumSlots < 1 || spec.NumSlots > math.MaxInt32 || !(spec.NegFrac >= 0 && spec.NegFrac <= 1) {
 		return nil, bad("T_s=%d slots=%d negative fraction %v", spec.Tokens, spec.NumSlots, spec.NegFrac)
 	}
-	nNeg := int(math.Floor(spec.NegFrac*float64(spec.Tokens) + 0.5))
+	nNeg := int(math.Floor(float64(spec.NegFrac*float64(spec.Tokens)) + 0.5))
 	if spec.AllNeg {
 		nNeg = spec.Tokens
 	}

@@ -126,13 +126,6 @@ func cleanStale(parent, base string) []string {
 	return cleaned
 }
 
-func processAlive(pid int) bool {
-	if pid == os.Getpid() {
-		return true
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
 
 // Dir returns the temporary directory files are written into.
 func (b *BundleWriter) Dir() string { return b.tmp }
@@ -251,6 +244,14 @@ func (b *BundleWriter) Commit(m *Manifest) error {
 	}
 	var old string
 	if _, err := os.Stat(b.final); err == nil {
+		// Swap old and new in one step where the OS can, so a crash
+		// leaves either bundle at the target, never neither.
+		if err := exchange(b.tmp, b.final); err == nil {
+			b.done = true
+			syncDir(filepath.Dir(b.final))
+			os.RemoveAll(b.tmp) // now holds the old bundle
+			return nil
+		}
 		old = strings.Replace(b.tmp, tmpMarker, oldMarker, 1)
 		if err := os.Rename(b.final, old); err != nil {
 			return fmt.Errorf("manifests: move old bundle aside: %w", err)

@@ -291,3 +291,21 @@ func FuzzParseRecipe(f *testing.F) {
 		}
 	})
 }
+
+func TestCommitReplacesOldBundle(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "b")
+	writeBundle(t, dir, false)
+	m := writeBundle(t, dir, true) // replace with the compressed variant
+	got, err := ReadManifest(dir)
+	if err != nil || got.Digest != m.Digest || got.Cases[0].Tensors[0].Compression != "zstd" {
+		t.Fatalf("replaced bundle: %v %+v", err, got)
+	}
+	if probs := Verify(dir, got, 1); len(probs) != 0 {
+		t.Fatal(probs)
+	}
+	ents, _ := os.ReadDir(parent)
+	if len(ents) != 1 {
+		t.Errorf("leftovers after replacing: %v", ents)
+	}
+}

@@ -63,7 +63,7 @@ func (p *cacheParams) numNeg() int {
 	if p.AllNegative {
 		return p.TS
 	}
-	return int(math.Floor(p.SkipFrac*float64(p.TS) + 0.5))
+	return int(math.Floor(float64(p.SkipFrac*float64(p.TS)) + 0.5))
 }
 
 func buildReshapeAndCache(c *caseCtx, p *cacheParams) error {

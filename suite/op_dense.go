@@ -313,7 +313,7 @@ func buildSoftmax(c *caseCtx, p softmaxParams) error {
 					sgn = -1
 				}
 				for j, v := range z {
-					x.set(base+j, sgn*L+v)
+					x.set(base+j, float64(sgn*L)+v)
 				}
 			case "neg_inf_prefix":
 				for j := 0; j < p.NegInfPrefix; j++ {

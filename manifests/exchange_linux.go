@@ -1,0 +1,9 @@
+package manifests
+
+import "golang.org/x/sys/unix"
+
+// exchange atomically swaps the directories a and b (renameat2
+// RENAME_EXCHANGE).
+func exchange(a, b string) error {
+	return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+}
