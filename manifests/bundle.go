@@ -126,7 +126,6 @@ func cleanStale(parent, base string) []string {
 	return cleaned
 }
 
-
 // Dir returns the temporary directory files are written into.
 func (b *BundleWriter) Dir() string { return b.tmp }
 
