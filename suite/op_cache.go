@@ -49,6 +49,9 @@ func planReshapeAndCache(raw json.RawMessage) (*casePlan, error) {
 	if p.TS-p.numNeg() > p.NB*p.BS {
 		return nil, errParams("%d valid slots do not fit nb*bs = %d", p.TS-p.numNeg(), p.NB*p.BS)
 	}
+	if err := checkHeld("key", p.T, p.Hkv, p.D); err != nil {
+		return nil, err
+	}
 	cacheElems, err := checkElems("cache", p.NB, p.BS, p.Hkv, p.D)
 	if err != nil {
 		return nil, err

@@ -124,7 +124,7 @@ func planMatmul(raw json.RawMessage) (*casePlan, error) {
 	if p.BLayout != "KN" && p.BLayout != "NK" {
 		return nil, errParams("b_layout %q: want KN or NK", p.BLayout)
 	}
-	if _, err := checkElems("a", p.M, p.K); err != nil {
+	if err := checkHeld("a", p.M, p.K); err != nil {
 		return nil, err
 	}
 	nb, err := checkElems("b", p.K, p.N)
@@ -134,7 +134,7 @@ func planMatmul(raw json.RawMessage) (*casePlan, error) {
 	if p.BLayout == "KN" && nb > 1<<28 {
 		return nil, errParams("b of %d elements in KN layout is held in memory; use b_layout NK for B this large", nb)
 	}
-	if _, err := checkElems("c", p.M, p.N); err != nil {
+	if err := checkHeld("c", p.M, p.N); err != nil {
 		return nil, err
 	}
 	sz := dtypeSize(p.DType)

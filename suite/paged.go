@@ -57,7 +57,7 @@ func (p *pagedParams) fill() error {
 	for _, e := range []error{checkRange("hq", p.Hq, 1, 1024), checkRange("hkv", p.Hkv, 1, 1024), checkRange("d", p.D, 1, maxHeadDim),
 		checkRange("bs", p.BS, 1, maxBlockSize), checkHalfOrF32(p.DType), finitePositive("scale", p.Scale),
 		checkRange("shared_blocks", p.SharedBlocks, 0, maxBatch), checkRange("extra_blocks", p.ExtraBlocks, 0, 1<<24),
-		checkRange("min_block", p.MinBlock, 0, 1<<24)} {
+		checkRange("min_block", p.MinBlock, 0, 1<<24), checkRange("max_blocks", p.MaxBlocks, 0, 1<<20)} {
 		if e != nil {
 			return e
 		}
@@ -166,6 +166,12 @@ func newLayout(c *caseCtx, p *pagedParams) (*layout, error) {
 	}
 	if l.maxb < maxNB {
 		return nil, errParams("max_blocks = %d but a sequence needs %d blocks", l.maxb, maxNB)
+	}
+	if err := checkHeld("block_tables", len(lens), l.maxb); err != nil {
+		return nil, err
+	}
+	if err := checkHeld("query", len(lens), p.Hq, p.D); err != nil {
+		return nil, err
 	}
 	if 2*p.SharedBlocks > len(lens) {
 		return nil, errParams("shared_blocks = %d needs %d sequences", p.SharedBlocks, 2*p.SharedBlocks)

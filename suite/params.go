@@ -15,7 +15,21 @@ const (
 	maxBatch     = 1 << 16
 	maxContext   = 1 << 20
 	maxBlockSize = 1 << 12
+	// maxHeld caps tensors held whole in memory (elements).
+	maxHeld = 1 << 28
 )
+
+// checkHeld rejects a tensor held whole in memory that would be too large.
+func checkHeld(name string, dims ...int) error {
+	n, err := checkElems(name, dims...)
+	if err != nil {
+		return err
+	}
+	if n > maxHeld {
+		return errParams("%s would hold %d elements in memory (limit %d)", name, n, int64(maxHeld))
+	}
+	return nil
+}
 
 // decodeParams decodes raw strictly into p (unknown fields are errors).
 func decodeParams(raw json.RawMessage, p any) error {
