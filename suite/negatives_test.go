@@ -1,7 +1,6 @@
 package suite
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"testing"
 
@@ -70,24 +69,19 @@ func TestControlsTiny(t *testing.T) {
 	checkControls(t, filepath.Join(dir, r.Name), m)
 }
 
-// TestControlsStage2 runs the controls on the public cases of the shipped
-// stage-2 recipe (the L = 40960 cases only without -short).
+// TestControlsStage2 runs the controls on every public case of the shipped
+// stage-2 recipe.
 func TestControlsStage2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every public stage-2 case; TestControlsTiny covers every op in -short")
+	}
 	r, err := manifests.LookupSuite("stage2-paged")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
 	for _, c := range r.Cases {
-		var p struct {
-			Lens []int `json:"context_lens"`
-		}
-		json.Unmarshal(c.Params, &p)
-		long := false
-		for _, l := range p.Lens {
-			long = long || l > 8192
-		}
-		if c.Split == "public" && !(long && testing.Short()) {
+		if c.Split == "public" {
 			ids = append(ids, c.ID)
 		}
 	}
@@ -97,13 +91,16 @@ func TestControlsStage2(t *testing.T) {
 }
 
 func TestControlsStage1(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every public stage-1 case; TestControlsTiny covers every op in -short")
+	}
 	r, err := manifests.LookupSuite("stage1-basic")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
 	for _, c := range r.Cases {
-		if c.Split == "public" && (!testing.Short() || len(ids) < 6) {
+		if c.Split == "public" {
 			ids = append(ids, c.ID)
 		}
 	}
