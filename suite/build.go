@@ -237,6 +237,7 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 				if err == nil {
 					err = ctx.Err()
 				}
+				cc.abortOpen()
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {
@@ -289,6 +290,17 @@ type caseCtx struct {
 	tick     func()
 	tensors  []manifests.Tensor
 	info     map[string]any
+	open     []*tensorOut // created, not yet closed or aborted
+}
+
+// abortOpen aborts every tensor a failed builder left open.
+func (c *caseCtx) abortOpen() {
+	for _, t := range c.open {
+		if t != nil {
+			t.abort()
+		}
+	}
+	c.open = nil
 }
 
 func (c *caseCtx) setInfo(k string, v any) {
@@ -310,13 +322,57 @@ type tensorSpec struct {
 // tensorOut is one tensor being written; several may be open at once.
 // Its manifest entry is placed when it is created, so the manifest order is
 // the creation order whatever the order of closing.
+//
+// Hashing and writing run on the tensor's own goroutine, overlapping the
+// generation and golden work that produce the bytes; the byte order is
+// the order of emit calls, so the output does not depend on it.
 type tensorOut struct {
 	c    *caseCtx
 	idx  int
 	f    File
 	nw   *npy.Writer
+	n    int64 // bytes emitted
 	last int64
 	buf  []byte
+
+	queue chan []byte   // filled buffers, in order
+	free  chan []byte   // buffers to reuse
+	done  chan struct{} // closed when the writer goroutine has drained
+	werr  atomic.Pointer[error]
+	spare int // buffers allocated so far
+}
+
+// writeAhead is how many emitted buffers may wait for the writer.
+const writeAhead = 4
+
+func (t *tensorOut) start() {
+	t.queue = make(chan []byte, writeAhead)
+	t.free = make(chan []byte, writeAhead+1)
+	t.done = make(chan struct{})
+	go func() {
+		defer close(t.done)
+		for p := range t.queue {
+			if t.werr.Load() == nil {
+				if _, err := t.nw.Write(p); err != nil {
+					t.werr.Store(&err)
+				}
+			}
+			t.free <- p[:0]
+		}
+	}()
+}
+
+// drain stops the writer goroutine and returns its first error.
+func (t *tensorOut) drain() error {
+	if t.queue != nil {
+		close(t.queue)
+		<-t.done
+		t.queue = nil
+	}
+	if e := t.werr.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 // create opens the tensor's file and reserves its manifest entry.
@@ -354,7 +410,10 @@ func (c *caseCtx) create(ts tensorSpec) (*tensorOut, error) {
 		t.Tolerance = b
 	}
 	c.tensors = append(c.tensors, t)
-	return &tensorOut{c: c, idx: len(c.tensors) - 1, f: f, nw: nw}, nil
+	out := &tensorOut{c: c, idx: len(c.tensors) - 1, f: f, nw: nw}
+	out.start()
+	c.open = append(c.open, out)
+	return out, nil
 }
 
 // emit appends data bytes.
@@ -362,12 +421,24 @@ func (t *tensorOut) emit(p []byte) error {
 	if err := t.c.ctx.Err(); err != nil {
 		return err
 	}
-	if _, err := t.nw.Write(p); err != nil {
-		return err
+	if e := t.werr.Load(); e != nil {
+		return *e
 	}
+	var b []byte
+	select {
+	case b = <-t.free:
+	default:
+		if t.spare < writeAhead+1 {
+			t.spare++
+		} else {
+			b = <-t.free
+		}
+	}
+	t.queue <- append(b, p...)
+	t.n += int64(len(p))
 	t.c.onBytes(int64(len(p)))
-	if n := t.f.Bytes(); n-t.last >= 64<<20 {
-		t.last = n
+	if t.n-t.last >= 64<<20 {
+		t.last = t.n
 		t.c.tick()
 	}
 	return nil
@@ -375,6 +446,11 @@ func (t *tensorOut) emit(p []byte) error {
 
 // close checks the byte count, finishes the file and records its hash.
 func (t *tensorOut) close() error {
+	t.forget()
+	if err := t.drain(); err != nil {
+		t.f.Close()
+		return err
+	}
 	if err := t.nw.Close(); err != nil {
 		t.f.Close()
 		return fmt.Errorf("%s: %w", t.c.tensors[t.idx].Name, err)
@@ -388,7 +464,20 @@ func (t *tensorOut) close() error {
 }
 
 // abort closes the file after an error; the bundle is discarded anyway.
-func (t *tensorOut) abort() { t.f.Close() }
+func (t *tensorOut) abort() {
+	t.forget()
+	t.drain()
+	t.f.Close()
+}
+
+// forget removes t from its case's open list.
+func (t *tensorOut) forget() {
+	for i, o := range t.c.open {
+		if o == t {
+			t.c.open[i] = nil
+		}
+	}
+}
 
 // write creates a tensor and calls fill, which must pass exactly the
 // tensor's data bytes to emit, in order, in any chunking.

@@ -159,7 +159,7 @@ func buildReshapeAndCache(c *caseCtx, p *cacheParams) error {
 					if part.bits != nil {
 						sub.bits = part.bits[lo:hi]
 					}
-					fillNormal(&sub, streams[k], at+int64(lo))
+					fillValues(&sub, streams[k], at+int64(lo), false) // the kernel copies bits
 				})
 			}
 		}

@@ -268,15 +268,17 @@ type kvSource struct {
 	tie bool
 }
 
-// block fills ft (blockElems values) with physical block p.
-func (s *kvSource) block(ft *floatTensor, p int) {
+// block fills ft (blockElems values) with physical block p. Without
+// needVals only the stored bits are exact on return (enough for writing
+// the cache file); ft.vals is filled as the transforms need it.
+func (s *kvSource) block(ft *floatTensor, p int, needVals bool) {
 	l := s.l
 	be := l.blockElems()
 	at := int64(p) * int64(be)
 	if s.tie {
 		at = 0
 	}
-	fillNormal(ft, s.stream, at)
+	fillValues(ft, s.stream, at, needVals || s.hot != nil)
 	b := int(l.owner[p])
 	if b < 0 {
 		if l.p.Hostile {
@@ -320,13 +322,19 @@ func (s *kvSource) block(ft *floatTensor, p int) {
 }
 
 // fillNormal draws len(ft.vals) standard normals at offset at into ft.
-func fillNormal(ft *floatTensor, s gen.Stream, at int64) {
+func fillNormal(ft *floatTensor, s gen.Stream, at int64) { fillValues(ft, s, at, true) }
+
+// fillValues draws standard normals into ft's storage; the exact float32
+// values of half-precision storage are decoded only when needVals.
+func fillValues(ft *floatTensor, s gen.Stream, at int64, needVals bool) {
 	if ft.bits == nil {
 		gen.Normal(s, ft.vals, at, gen.F32, 1)
 		return
 	}
 	gen.Normal(s, ft.bits, at, genDType(ft.dtype), 1)
-	halfToF32(ft.vals, ft.bits, ft.dtype)
+	if needVals {
+		halfToF32(ft.vals, ft.bits, ft.dtype)
+	}
 }
 
 func newBlockBuf(dtype string, n int) *floatTensor {
@@ -352,7 +360,7 @@ func (s *kvSource) writeCache(c *caseCtx, t *tensorOut) error {
 			return err
 		}
 		p1 := min(s.l.numBlk, p0+batch)
-		parallelRange(workers, p1-p0, func(i int) { s.block(bufs[i], p0+i) })
+		parallelRange(workers, p1-p0, func(i int) { s.block(bufs[i], p0+i, false) })
 		for i := 0; i < p1-p0; i++ {
 			if err := bufs[i].write(t); err != nil {
 				return err
@@ -372,7 +380,7 @@ func (s *kvSource) gather(dst []float32, b int, bufs []*floatTensor) {
 	parallelChunks(len(bufs), nb, func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			ft := floatTensor{dtype: bufs[w].dtype, vals: dst[i*be : (i+1)*be], bits: bufs[w].bits}
-			s.block(&ft, int(s.l.bt[b*s.l.maxb+i]))
+			s.block(&ft, int(s.l.bt[b*s.l.maxb+i]), true)
 		}
 	})
 }
