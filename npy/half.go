@@ -2,6 +2,7 @@ package npy
 
 import (
 	"math"
+	"sync"
 	"unsafe"
 )
 
@@ -222,10 +223,21 @@ func F16sToF32s(dst []float32, src []uint16) {
 		panic("npy: F16sToF32s: len(dst) < len(src)")
 	}
 	dst = dst[:len(src)]
+	t := f16Table()
 	for i, h := range src {
-		dst[i] = F16ToF32(h)
+		dst[i] = t[h]
 	}
 }
+
+// f16Table maps every float16 bit pattern to its float32 value: a 256 KiB
+// table lookup widens about twice as fast as the bit manipulation.
+var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
+	t := new([1 << 16]float32)
+	for h := range t {
+		t[h] = F16ToF32(uint16(h))
+	}
+	return t
+})
 
 // BF16sToF32s widens bfloat16 bits to float32; len(dst) must be >= len(src).
 func BF16sToF32s(dst []float32, src []uint16) {

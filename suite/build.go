@@ -291,10 +291,16 @@ type caseCtx struct {
 	tensors  []manifests.Tensor
 	info     map[string]any
 	open     []*tensorOut // created, not yet closed or aborted
+	closers  []io.Closer  // read-back files
 }
 
-// abortOpen aborts every tensor a failed builder left open.
+// abortOpen aborts every tensor a failed builder left open and closes
+// read-back files.
 func (c *caseCtx) abortOpen() {
+	for _, f := range c.closers {
+		f.Close()
+	}
+	c.closers = nil
 	for _, t := range c.open {
 		if t != nil {
 			t.abort()
@@ -533,4 +539,27 @@ func EstimateBytes(c manifests.RecipeCase) (int64, error) {
 		return 0, err
 	}
 	return p.bytes, nil
+}
+
+// readBack lets src read its blocks back from the closed tensor t when the
+// sink keeps files (uncompressed): regeneration is the fallback. The file
+// is closed when the case ends.
+func (c *caseCtx) readBack(t *tensorOut, src *kvSource) error {
+	rb, ok := c.sink.(readBackSink)
+	if !ok || c.compress {
+		return nil
+	}
+	tn := c.tensors[t.idx]
+	f, err := rb.Open(tn.Path)
+	if err != nil {
+		return err
+	}
+	c.closers = append(c.closers, f)
+	descr, _ := manifests.NpyDType(tn.DType)
+	hdr, err := npy.EncodeHeader(npy.Header{Descr: descr, Shape: tn.Shape})
+	if err != nil {
+		return err
+	}
+	src.file, src.fileOff = f, int64(len(hdr))
+	return nil
 }

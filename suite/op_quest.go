@@ -203,77 +203,93 @@ func buildQuest(c *caseCtx, p *questParams) error {
 	lse := make([]float64, B*Hq)
 	dense := make([]float64, B*Hq*D)
 	denseLSE := make([]float64, B*Hq)
-	sc := newSeqScratch(l, p.DType)
+	W := seqWorkers()
+	scs := make([]*seqScratch, W)
+	type seqResult struct {
+		kmax, kmin, scores []float64
+		sel                []int32
+		margin             float64
+		hasMargin          bool
+	}
+	res := make([]seqResult, W)
+	for w := range scs {
+		scs[w] = newSeqScratch(l, p.DType)
+		res[w].sel = make([]int32, hsel*p.K)
+	}
 	be := l.blockElems()
 	meta := make([]float64, maxb*Hkv*D)
 	scoreRow := make([]float64, hsel*maxb)
-	sel := make([]int32, hsel*p.K)
 	margin, hasMargin := math.Inf(1), false
-	for b := 0; b < B; b++ {
+	work := func(b, w int) error {
 		if err := c.ctx.Err(); err != nil {
-			return fail(err)
+			return err
 		}
-		nb := l.nb[b]
-		ks.gather(sc.k, b, sc.bufs)
-		vs.gather(sc.v, b, sc.bufs)
+		sc, r, nb := scs[w], &res[w], l.nb[b]
+		if err := ks.gather(sc.k, b, sc.bufs); err != nil {
+			return err
+		}
+		if err := vs.gather(sc.v, b, sc.bufs); err != nil {
+			return err
+		}
 		dims := seqDims(&p.pagedParams, nb)
 		cl := []int32{int32(l.lens[b])}
 		kc, vc, bt := sc.k[:nb*be], sc.v[:nb*be], sc.bt[:nb]
-		kmax := make([]float64, nb*Hkv*D)
-		kmin := make([]float64, nb*Hkv*D)
-		if err := golden.BlockMetadata(kmax, kmin, kc, bt, cl, dims); err != nil {
-			return fail(err)
+		r.kmax = make([]float64, nb*Hkv*D)
+		r.kmin = make([]float64, nb*Hkv*D)
+		if err := golden.BlockMetadata(r.kmax, r.kmin, kc, bt, cl, dims); err != nil {
+			return err
 		}
-		scores := make([]float64, hsel*nb)
+		r.scores = make([]float64, hsel*nb)
 		qb := q.vals[b*Hq*D : (b+1)*Hq*D]
-		if err := golden.BlockScores(scores, qb, kmax, kmin, cl, dims, qp.Granularity); err != nil {
-			return fail(err)
+		if err := golden.BlockScores(r.scores, qb, r.kmax, r.kmin, cl, dims, qp.Granularity); err != nil {
+			return err
 		}
-		m, ok, err := golden.SelectBlocks(sel, scores, cl, dims, qp)
-		if err != nil {
-			return fail(err)
-		}
-		if ok {
-			hasMargin = true
-			margin = min(margin, m)
+		var err error
+		if r.margin, r.hasMargin, err = golden.SelectBlocks(r.sel, r.scores, cl, dims, qp); err != nil {
+			return err
 		}
 		if pos := l.needlePos(b); p.Needle == "exclude" && pos >= 0 {
-			if slices.Contains(sel, int32(pos/p.BS)) {
-				return fail(errParams("sequence %d: the needle block %d was selected; raise plant_gain", b, pos/p.BS))
+			if slices.Contains(r.sel, int32(pos/p.BS)) {
+				return errParams("sequence %d: the needle block %d was selected; raise plant_gain", b, pos/p.BS)
 			}
 		}
-		o := out[b*Hq*D : (b+1)*Hq*D]
-		if err := golden.SparseAttention(o, lse[b*Hq:(b+1)*Hq], qb, kc, vc, bt, cl, sel, dims, qp, p.Scale); err != nil {
-			return fail(err)
+		if err := golden.SparseAttention(out[b*Hq*D:(b+1)*Hq*D], lse[b*Hq:(b+1)*Hq], qb, kc, vc, bt, cl, r.sel, dims, qp, p.Scale); err != nil {
+			return err
 		}
-		if err := golden.PagedAttention(dense[b*Hq*D:(b+1)*Hq*D], denseLSE[b*Hq:(b+1)*Hq], qb, kc, vc, bt, cl, dims, p.Scale); err != nil {
-			return fail(err)
+		return golden.PagedAttention(dense[b*Hq*D:(b+1)*Hq*D], denseLSE[b*Hq:(b+1)*Hq], qb, kc, vc, bt, cl, dims, p.Scale)
+	}
+	emit := func(b, w int) error {
+		r, nb := &res[w], l.nb[b]
+		if r.hasMargin {
+			hasMargin = true
+			margin = min(margin, r.margin)
 		}
 		// Widen the per-sequence results to the case's MAXB.
-		for _, mm := range []struct {
-			v []float64
-			t *tensorOut
-		}{{kmax, outs[0]}, {kmin, outs[1]}} {
+		for k, v := range [][]float64{r.kmax, r.kmin} {
 			clear(meta)
-			copy(meta, mm.v)
-			if err := mm.t.rounded(p.DType, meta); err != nil {
-				return fail(err)
+			copy(meta, v)
+			if err := outs[k].rounded(p.DType, meta); err != nil {
+				return err
 			}
 		}
 		for h := 0; h < hsel; h++ {
 			row := scoreRow[h*maxb : (h+1)*maxb]
-			copy(row, scores[h*nb:(h+1)*nb])
+			copy(row, r.scores[h*nb:(h+1)*nb])
 			for i := nb; i < maxb; i++ {
 				row[i] = math.Inf(-1)
 			}
 		}
 		if err := outs[2].rounded("float32", scoreRow); err != nil {
-			return fail(err)
+			return err
 		}
-		if err := outs[3].i32(sel); err != nil {
-			return fail(err)
+		if err := outs[3].i32(r.sel); err != nil {
+			return err
 		}
 		c.tick()
+		return nil
+	}
+	if err := forRounds(W, B, work, emit); err != nil {
+		return fail(err)
 	}
 	for i, t := range outs {
 		outs[i] = nil

@@ -2,6 +2,9 @@ package suite
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"math"
 	"slices"
 
@@ -266,6 +269,10 @@ type kvSource struct {
 	hotGain float64
 	// tie makes every block's keys equal to block 0's stream values.
 	tie bool
+	// file, when set, holds the cache as written (transforms applied) at
+	// data offset fileOff: gathers read it back instead of regenerating.
+	file    io.ReaderAt
+	fileOff int64
 }
 
 // block fills ft (blockElems values) with physical block p. Without
@@ -372,17 +379,46 @@ func (s *kvSource) writeCache(c *caseCtx, t *tensorOut) error {
 
 // gather assembles sequence b's logical blocks (exact float32 values) into
 // dst, [nb, BS, Hkv, D].
-func (s *kvSource) gather(dst []float32, b int, bufs []*floatTensor) {
+func (s *kvSource) gather(dst []float32, b int, bufs []*floatTensor) error {
 	be := s.l.blockElems()
 	nb := s.l.nb[b]
 	// Blocks are independent: split them over the buffers' workers, each
-	// block generated straight into its place in dst (no copy).
+	// block produced straight into its place in dst (no copy).
+	errs := make([]error, len(bufs))
 	parallelChunks(len(bufs), nb, func(w, lo, hi int) {
-		for i := lo; i < hi; i++ {
+		for i := lo; i < hi && errs[w] == nil; i++ {
 			ft := floatTensor{dtype: bufs[w].dtype, vals: dst[i*be : (i+1)*be], bits: bufs[w].bits}
-			s.block(&ft, int(s.l.bt[b*s.l.maxb+i]), true)
+			p := int(s.l.bt[b*s.l.maxb+i])
+			if s.file != nil {
+				errs[w] = s.readBlock(&ft, p, bufs[w])
+				continue
+			}
+			s.block(&ft, p, true)
 		}
 	})
+	return errors.Join(errs...)
+}
+
+// readBlock decodes physical block p from the written cache file: a
+// read from the page cache is several times faster than regenerating.
+func (s *kvSource) readBlock(ft *floatTensor, p int, scratch *floatTensor) error {
+	be := s.l.blockElems()
+	size := int(dtypeSize(s.dtype))
+	if cap(scratch.raw) < be*size {
+		scratch.raw = make([]byte, be*size)
+	}
+	raw := scratch.raw[:be*size]
+	if _, err := s.file.ReadAt(raw, s.fileOff+int64(p)*int64(be*size)); err != nil {
+		return fmt.Errorf("read back cache block %d: %w", p, err)
+	}
+	switch s.dtype {
+	case "float32":
+		npy.DecodeFloat32s(ft.vals, raw)
+	default:
+		npy.DecodeUint16s(ft.bits, raw)
+		halfToF32(ft.vals, ft.bits, s.dtype)
+	}
+	return nil
 }
 
 // needleKeys computes each sequence's needle key: per KV head g, a times
@@ -463,6 +499,9 @@ func writePagedInputs(c *caseCtx, p *pagedParams, l *layout, q *floatTensor, ks,
 		if err := t.close(); err != nil {
 			return err
 		}
+		if err := c.readBack(t, src.s); err != nil {
+			return err
+		}
 	}
 	if err := c.writeInts(tensorSpec{name: "block_tables", role: roleInput, dtype: "int32", shape: []int64{int64(B), int64(l.maxb)}}, l.bt); err != nil {
 		return err
@@ -514,7 +553,7 @@ func newSeqScratch(l *layout, dtype string) *seqScratch {
 	for i := range s.bt {
 		s.bt[i] = int32(i)
 	}
-	for w := 0; w < defaultJobs(); w++ {
+	for w := 0; w < max(1, defaultJobs()/seqWorkers()); w++ {
 		s.bufs = append(s.bufs, newBlockBuf(dtype, be))
 	}
 	return s
@@ -571,21 +610,28 @@ func buildPagedAttention(c *caseCtx, p *pagedParams) error {
 	B := len(l.lens)
 	out := make([]float64, B*p.Hq*p.D)
 	lse := make([]float64, B*p.Hq)
-	sc := newSeqScratch(l, p.DType)
-	for b := 0; b < B; b++ {
+	W := seqWorkers()
+	scs := make([]*seqScratch, W)
+	for w := range scs {
+		scs[w] = newSeqScratch(l, p.DType)
+	}
+	be := l.blockElems()
+	err = forRounds(W, B, func(b, w int) error {
 		if err := c.ctx.Err(); err != nil {
 			return err
 		}
-		nb := l.nb[b]
-		ks.gather(sc.k, b, sc.bufs)
-		vs.gather(sc.v, b, sc.bufs)
-		be := l.blockElems()
-		err := golden.PagedAttention(out[b*p.Hq*p.D:(b+1)*p.Hq*p.D], lse[b*p.Hq:(b+1)*p.Hq],
-			q.vals[b*p.Hq*p.D:(b+1)*p.Hq*p.D], sc.k[:nb*be], sc.v[:nb*be], sc.bt[:nb], []int32{int32(l.lens[b])}, seqDims(p, nb), p.Scale)
-		if err != nil {
+		sc, nb := scs[w], l.nb[b]
+		if err := ks.gather(sc.k, b, sc.bufs); err != nil {
 			return err
 		}
-		c.tick()
+		if err := vs.gather(sc.v, b, sc.bufs); err != nil {
+			return err
+		}
+		return golden.PagedAttention(out[b*p.Hq*p.D:(b+1)*p.Hq*p.D], lse[b*p.Hq:(b+1)*p.Hq],
+			q.vals[b*p.Hq*p.D:(b+1)*p.Hq*p.D], sc.k[:nb*be], sc.v[:nb*be], sc.bt[:nb], []int32{int32(l.lens[b])}, seqDims(p, nb), p.Scale)
+	}, func(int, int) error { c.tick(); return nil })
+	if err != nil {
+		return err
 	}
 	shape := []int64{int64(B), int64(p.Hq), int64(p.D)}
 	if err := c.writeOutput("paged_attention", "out", p.DType, shape, out); err != nil {

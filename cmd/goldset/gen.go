@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,7 @@ type genOptions struct {
 	shard      string
 	secretFile string
 	noFsync    bool
+	cpuProfile string
 	command    string
 }
 
@@ -79,6 +81,7 @@ $SLURM_ARRAY_TASK_ID with $GOLDSET_SHARDS set gives it. Join shards with
 	f.StringVar(&o.from, "from", "", "rebuild the bundle described by this manifest and check its hashes")
 	f.StringVar(&o.shard, "shard", "", "build shard i of n (1-based, e.g. 2/4)")
 	f.StringVar(&o.secretFile, "secret-file", "", "file holding the secret for hidden cases")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (diagnostics)")
 	f.BoolVar(&o.noFsync, "no-fsync", false, "skip fsync before the final rename (faster; a power loss may leave an incomplete bundle, a crash still cannot)")
 	return cmd
 }
@@ -143,6 +146,17 @@ func provenance(command string) *manifests.Provenance {
 }
 
 func runGen(ctx context.Context, o genOptions, w, errw io.Writer) error {
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if o.compress != "" && o.compress != "zstd" {
 		return usagef("--compress %q: only zstd is supported", o.compress)
 	}
