@@ -15,7 +15,7 @@
 #   --no-peer       skip the NumPy peer        --no-dd   skip the dd reference
 #   --full          time the whole default build (`goldset gen`, all suites) vs dd
 #   --go            run `go test -bench` on npy gen golden compare diff longbench/...
-#   --peer PATH     the peer script (default /work/shared/peers/numpy_gen.py, or $PEER)
+#   --peer PATH     the peer script (default ../shared/peers/numpy_gen.py beside the repo, or $PEER)
 #
 # Each repetition runs goldset, then the peer, then dd (alternating, so slow
 # drifts in machine load hit all of them), each under /usr/bin/time -v. After
@@ -35,7 +35,7 @@ OUT=$ROOT/bench/out
 REPS=2
 CASES=matmul-4096,softmax-8192,reshape-and-cache-4096,paged-attention-100x8k,quest-100x8k-k16
 SCRATCH=$OUT/scratch
-PEER=${PEER:-/work/shared/peers/numpy_gen.py}
+PEER=${PEER:-$(cd "$(dirname "$0")/../.." && pwd)/shared/peers/numpy_gen.py}
 PY=/usr/bin/python3
 DO_PEER=1 DO_DD=1 FULL=0 GOBENCH=0
 
