@@ -1,0 +1,62 @@
+// Package suite turns a versioned recipe (package manifests) into a bundle:
+// it generates every case's inputs (package gen), computes the goldens
+// (package golden), records tolerances (package compare) and streams the
+// tensors into a Sink (an atomic bundle, or hash-only for regeneration).
+//
+// # Cases and their tensors
+//
+// Parameters are JSON objects, checked strictly (unknown fields are
+// errors); the manifest records them with every default filled in, which
+// is what `goldset gen --from` rebuilds from.
+//
+//	matmul            m, k, n, dtype, b_layout ("KN" | "NK"), scale_a (1), scale_b (1/sqrt(k))
+//	                  a [m,k], b [k,n] or [n,k]  ->  c, c_truth
+//	softmax           m, n, dtype, scale, outlier_rows, outlier_magnitude, neg_inf_rows,
+//	                  neg_inf_prefix, masked_rows
+//	                  x [m,n]  ->  y, y_truth, row_max, row_sum
+//	reshape_and_cache t, t_s, hkv, d, bs, nb, dtype, skip_frac, all_negative, slot0, hostile
+//	                  key, value [t,hkv,d], slot_mapping [t_s], key_cache, value_cache [nb,bs,hkv,d]
+//	                  ->  key_cache_out, value_cache_out (exact)
+//	paged_attention   hq, hkv, d, bs, dtype, context_lens | (b, len_mean, len_sigma, len_max),
+//	                  max_blocks, pad_value, hostile, shared_blocks, extra_blocks, min_block,
+//	                  needle ("first" | "last" | "boundary512"), scale (1/sqrt(d)), negative_q
+//	                  query [b,hq,d], key_cache, value_cache [nb,bs,hkv,d], block_tables [b,maxb],
+//	                  context_lens [b]  ->  out, out_truth, lse
+//	quest             paged_attention's, plus k, anchor_first, anchor_last, granularity
+//	                  ("q_head" | "kv_group_sum"), plant, plant_gain, tie, needle "exclude"
+//	                  ->  kmax, kmin [b,maxb,hkv,d] (exact), scores [b,hsel,maxb], selected
+//	                  [b,hsel,k] (set), out, out_truth, lse, dense_out (aux)
+//
+// Every floating output is the float64 golden rounded once: to the output
+// dtype (role golden) and, for fp16/bf16, to float32 (role truth).
+//
+// # Structured inputs
+//
+// Hostile cases put NaN in every cache slot no kernel may read (slots past
+// L, unreferenced blocks, a poison block that padding points at). Needles
+// set one key per sequence and KV head to 4*sqrt(G) times the group's mean
+// query. Quest planting scales the keys of K-anchors random non-anchor
+// blocks per (sequence, KV head) by plant_gain, so their scores lead by a
+// wide margin, recorded as info.selection_margin; "tie" gives every block
+// the same keys; needle "exclude" puts a dominant key into a block no head
+// selects, so the sparse output must differ from the dense one
+// (info.sparse_dense_rel_l2).
+//
+// # Streaming and memory
+//
+// Paged caches are produced one physical block at a time, each a pure
+// function of its block id (stream offset plus transforms), and written in
+// id order through reused buffers. The golden then gathers each sequence's
+// blocks, read back from the file just written (regenerated when the sink
+// keeps no files), two sequences at a time; outputs are written in sequence
+// order. Hashing and writing run on one goroutine per tensor. Memory is
+// bounded by the longest sequence, not by the cache.
+//
+// # Determinism
+//
+// Values depend only on (seed, case id, tensor name, generator version) and
+// element indices, never on Options.Jobs, GOMAXPROCS or the sink. Hidden
+// cases take their seed from HMAC-SHA256(secret, case id); the manifest
+// records sha256(secret). Shard i of n takes every n-th selected case from
+// the i-th on, so MergeManifests restores the unsharded order exactly.
+package suite
