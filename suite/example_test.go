@@ -19,15 +19,15 @@ func ExampleBuild() {
 		panic(err)
 	}
 	for _, t := range m.Cases[0].Tensors {
-		fmt.Println(t.Name, t.Role, t.DType, t.Shape)
+		fmt.Println(t.Name, t.Role, t.DType, t.Shape, t.Bytes)
 	}
 	fmt.Println(string(m.Cases[0].Params))
 	// Output:
-	// a input bfloat16 [2 8]
-	// b input bfloat16 [8 3]
-	// c golden bfloat16 [2 3]
-	// c_truth truth float32 [2 3]
-	// {"m":2,"k":8,"n":3,"dtype":"bfloat16","b_layout":"KN","scale_a":1,"scale_b":0.3535533905932738}
+	// a input bfloat16 [2 8] 160
+	// b input bfloat16 [8 3] 176
+	// c golden bfloat16 [2 3] 140
+	// c_truth truth float32 [2 3] 152
+	// {"m":2,"k":8,"n":3,"dtype":"bfloat16","b_layout":"KN","scale_a":1,"scale_b":0.35355339059327373}
 }
 
 func ExampleMergeManifests() {
