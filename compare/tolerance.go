@@ -125,7 +125,7 @@ var (
 	lseFamily      = family{rtol: 1e-5, atol: 1e-4}
 	scoresFamily   = family{rtol: 1e-4, atolRMS: 1e-4, atol: -1}
 	rowSumFamily   = family{rtol: 2e-4, atol: -1} // one fp32 running sum over 151936 terms drifts ~1e-4
-	rowMaxFamily   = family{} // max is exact in any precision: numeric equality
+	rowMaxFamily   = family{}                     // max is exact in any precision: numeric equality
 	floatFallbackT = matmulTable
 )
 
