@@ -97,8 +97,18 @@ func planQuest(raw json.RawMessage) (*casePlan, error) {
 	if p.Needle == "exclude" && !*p.Plant {
 		return nil, errParams("needle \"exclude\" needs plant")
 	}
-	sz := p.estimateBytes()
-	return &casePlan{params: canonical(p), bytes: 2*sz + int64(p.K)*4, build: func(c *caseCtx) error { return buildQuest(c, &p) }}, nil
+	// Inputs and out as paged attention, plus kmax/kmin (about one key
+	// row per block per sequence), scores, selection and dense_out.
+	b := int64(max(len(p.ContextLens), p.B))
+	maxb := int64(p.MaxBlocks)
+	if maxb == 0 {
+		maxb = int64(p.LenMax+p.BS-1) / int64(p.BS)
+		for _, l := range p.ContextLens {
+			maxb = max(maxb, int64(l+p.BS-1)/int64(p.BS)+1)
+		}
+	}
+	meta := 2*b*maxb*int64(p.Hkv*p.D)*dtypeSize(p.DType) + b*int64(p.Hq)*(maxb+int64(p.K))*4 + b*int64(p.Hq*p.D)*4
+	return &casePlan{params: canonical(p), bytes: p.estimateBytes() + meta, build: func(c *caseCtx) error { return buildQuest(c, &p) }}, nil
 }
 
 // plantQuest picks each (sequence, KV head)'s planted blocks and, for
