@@ -287,8 +287,8 @@ func runGenFrom(ctx context.Context, o genOptions, opts suite.Options, w, errw i
 	return nil
 }
 
-func regenerateProblems(ctx context.Context, m *manifests.Manifest, dir string, jobs int) ([]manifests.Problem, error) {
-	secret, err := readSecret("")
+func regenerateProblems(ctx context.Context, m *manifests.Manifest, secretFile string, jobs int) ([]manifests.Problem, error) {
+	secret, err := readSecret(secretFile)
 	if err != nil {
 		return nil, err
 	}

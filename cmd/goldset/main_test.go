@@ -283,3 +283,30 @@ func TestLongbenchBuildCLI(t *testing.T) {
 		t.Errorf("tokenize --ids: %d %q", code, out)
 	}
 }
+
+func TestHiddenSplitCLI(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	os.WriteFile(secret, []byte("s3cret\n"), 0o600)
+	// Hidden cases need the secret.
+	if code, _, errs := run(t, "gen", "stage1-basic", "--split", "hidden", "--out", dir, "-q"); code != exitError || !strings.Contains(errs, "secret") {
+		t.Fatalf("hidden without secret: %d %s", code, errs)
+	}
+	code, _, errs := run(t, "gen", "stage1-basic", "--split", "hidden", "--out", dir, "-q", "--secret-file", secret)
+	if code != 0 {
+		t.Fatalf("hidden build: %d %s", code, errs)
+	}
+	b := filepath.Join(dir, "stage1-basic")
+	m, _ := manifests.ReadManifest(b)
+	if m.HiddenCommitment == "" || len(m.Cases) == 0 {
+		t.Fatalf("hidden bundle: commitment %q, %d cases", m.HiddenCommitment, len(m.Cases))
+	}
+	if code, _, _ := run(t, "verify", "--regenerate", b, "--secret-file", secret); code != 0 {
+		t.Errorf("verify --regenerate with the secret: %d", code)
+	}
+	wrong := filepath.Join(dir, "wrong")
+	os.WriteFile(wrong, []byte("other"), 0o600)
+	if code, _, errs := run(t, "verify", "--regenerate", b, "--secret-file", wrong); code != exitError || !strings.Contains(errs, "commitment") {
+		t.Errorf("wrong secret: %d %s", code, errs)
+	}
+}

@@ -17,6 +17,7 @@ type verifyOptions struct {
 	json       bool
 	jobs       int
 	regenerate bool
+	secretFile string
 }
 
 func newVerifyCmd(s *streams) *cobra.Command {
@@ -41,6 +42,7 @@ Exit status 3 lists what is wrong.`,
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
 	cmd.Flags().IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "files hashed in parallel")
 	cmd.Flags().BoolVar(&o.regenerate, "regenerate", false, "also regenerate every tensor from the recipe and compare hashes")
+	cmd.Flags().StringVar(&o.secretFile, "secret-file", "", "secret for hidden cases (with --regenerate; or $GOLDSET_HIDDEN_SECRET)")
 	return cmd
 }
 
@@ -60,7 +62,7 @@ func runVerify(ctx context.Context, o verifyOptions, w io.Writer) error {
 	dir := bundleDir(o.bundle)
 	probs := manifests.Verify(dir, m, o.jobs)
 	if o.regenerate && len(probs) == 0 {
-		rp, err := regenerateProblems(ctx, m, dir, o.jobs)
+		rp, err := regenerateProblems(ctx, m, o.secretFile, o.jobs)
 		if err != nil {
 			return err
 		}
