@@ -285,14 +285,22 @@ func (s *kvSource) block(ft *floatTensor, p int, needVals bool) {
 	if s.tie {
 		at = 0
 	}
-	fillValues(ft, s.stream, at, needVals || s.hot != nil)
 	b := int(l.owner[p])
-	if b < 0 {
-		if l.p.Hostile {
-			for i := 0; i < be; i++ {
-				ft.set(i, math.NaN())
+	if b < 0 && l.p.Hostile {
+		// Unreferenced blocks are all NaN: no need to draw them first.
+		ft.set(0, math.NaN())
+		for i := 1; i < be; i++ {
+			ft.vals[i] = ft.vals[0]
+		}
+		if ft.bits != nil {
+			for i := 1; i < be; i++ {
+				ft.bits[i] = ft.bits[0]
 			}
 		}
+		return
+	}
+	fillValues(ft, s.stream, at, needVals || s.hot != nil)
+	if b < 0 {
 		return
 	}
 	i := int(l.logical[p])
