@@ -33,6 +33,7 @@ type genOptions struct {
 	secretFile string
 	noFsync    bool
 	cpuProfile string
+	recipes    []string
 	command    string
 }
 
@@ -63,6 +64,7 @@ $SLURM_ARRAY_TASK_ID with $GOLDSET_SHARDS set gives it. Join shards with
   goldset gen stage1-basic --out /data/goldset
   goldset gen stage2-paged --split public --jobs 2 --quiet
   goldset gen --from shared/manifest.json --out rebuilt
+  goldset gen --recipe my-suite.json --out out
   goldset gen stage2-paged --shard 2/4 --out shards`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.suites = args
@@ -81,6 +83,7 @@ $SLURM_ARRAY_TASK_ID with $GOLDSET_SHARDS set gives it. Join shards with
 	f.StringVar(&o.from, "from", "", "rebuild the bundle described by this manifest and check its hashes")
 	f.StringVar(&o.shard, "shard", "", "build shard i of n (1-based, e.g. 2/4)")
 	f.StringVar(&o.secretFile, "secret-file", "", "file holding the secret for hidden cases")
+	f.StringArrayVar(&o.recipes, "recipe", nil, "build a suite recipe from this JSON file instead of an embedded one (repeatable)")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (diagnostics)")
 	f.BoolVar(&o.noFsync, "no-fsync", false, "skip fsync before the final rename (faster; a power loss may leave an incomplete bundle, a crash still cannot)")
 	return cmd
@@ -181,21 +184,9 @@ func runGen(ctx context.Context, o genOptions, w, errw io.Writer) error {
 		}
 		return runGenFrom(ctx, o, opts, w, errw)
 	}
-	var recipes []*manifests.Recipe
-	if len(o.suites) == 0 {
-		all, err := manifests.Suites()
-		if err != nil {
-			return err
-		}
-		recipes = all
-	} else {
-		for _, name := range o.suites {
-			r, err := manifests.LookupSuite(name)
-			if err != nil {
-				return usageError{err}
-			}
-			recipes = append(recipes, r)
-		}
+	recipes, err := selectRecipes(o, opts)
+	if err != nil {
+		return err
 	}
 	for _, r := range recipes {
 		dir := filepath.Join(o.out, r.Name)
@@ -293,4 +284,47 @@ func regenerateProblems(ctx context.Context, m *manifests.Manifest, secretFile s
 		return nil, err
 	}
 	return suite.Regenerate(ctx, m, suite.Options{Jobs: jobs, Secret: secret})
+}
+
+// selectRecipes returns the recipes to build: --recipe files, the named
+// embedded suites, or every embedded suite.
+func selectRecipes(o genOptions, opts suite.Options) ([]*manifests.Recipe, error) {
+	switch {
+	case len(o.recipes) > 0 && len(o.suites) > 0:
+		return nil, usagef("name embedded suites or give --recipe files, not both")
+	case len(o.recipes) > 0:
+		var out []*manifests.Recipe
+		for _, path := range o.recipes {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return nil, err
+			}
+			r, err := manifests.ParseRecipe(path, data)
+			if err != nil {
+				return nil, err
+			}
+			// Check every case before anything is written.
+			for _, c := range r.Cases {
+				if _, err := suite.EstimateBytes(c); err != nil {
+					return nil, fmt.Errorf("recipe %s: %w", path, err)
+				}
+			}
+			if _, err := suite.SelectCases(r, opts); err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+		return out, nil
+	case len(o.suites) == 0:
+		return manifests.Suites()
+	}
+	var out []*manifests.Recipe
+	for _, name := range o.suites {
+		r, err := manifests.LookupSuite(name)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }

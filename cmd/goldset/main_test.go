@@ -310,3 +310,26 @@ func TestHiddenSplitCLI(t *testing.T) {
 		t.Errorf("wrong secret: %d %s", code, errs)
 	}
 }
+
+func TestGenRecipeFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "mine.json")
+	os.WriteFile(good, []byte(`{"name": "mine", "version": "0.1.0", "spec_version": 1, "seed": 3,
+ "cases": [{"id": "sm", "op": "softmax", "split": "public", "params": {"m": 4, "n": 300, "dtype": "float16"}}]}`), 0o644)
+	if code, _, errs := run(t, "gen", "--recipe", good, "--out", dir, "-q"); code != 0 {
+		t.Fatalf("gen --recipe: %d %s", code, errs)
+	}
+	if code, _, _ := run(t, "verify", filepath.Join(dir, "mine")); code != 0 {
+		t.Errorf("bundle from a recipe file does not verify")
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"name": "bad", "version": "1", "spec_version": 1,
+ "cases": [{"id": "sm", "op": "softmax", "split": "public", "params": {"m": 4, "n": 300, "dtype": "int8"}}]}`), 0o644)
+	code, _, errs := run(t, "gen", "--recipe", bad, "--out", dir)
+	if code != exitError || !strings.Contains(errs, "bad.json") || !strings.Contains(errs, "int8") {
+		t.Errorf("malformed recipe: %d %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad")); !os.IsNotExist(err) {
+		t.Errorf("a bundle was written for a malformed recipe")
+	}
+}
