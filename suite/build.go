@@ -485,14 +485,13 @@ func (t *tensorOut) forget() {
 	}
 }
 
-// write creates a tensor and calls fill, which must pass exactly the
-// tensor's data bytes to emit, in order, in any chunking.
-func (c *caseCtx) write(ts tensorSpec, fill func(emit func([]byte) error) error) error {
+// write creates a tensor, lets fill write all of its data, and closes it.
+func (c *caseCtx) write(ts tensorSpec, fill func(*tensorOut) error) error {
 	t, err := c.create(ts)
 	if err != nil {
 		return err
 	}
-	if err := fill(t.emit); err != nil {
+	if err := fill(t); err != nil {
 		t.abort()
 		return err
 	}

@@ -3,13 +3,11 @@ package suite
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/golden"
 	"github.com/goldset/goldset/manifests"
-	"github.com/goldset/goldset/npy"
 )
 
 // Control is a set of outputs for one case that compare must reject
@@ -83,11 +81,7 @@ func (d caseData) output(name string, v []float64) ControlOutput {
 // bf16RoundTrip rounds v through bfloat16 (the error of a kernel that
 // stores an fp32 result in bf16 somewhere on the way).
 func bf16RoundTrip(v []float64) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = float64(npy.BF16ToF32(npy.BF16FromF64(x)))
-	}
-	return out
+	return storedValues(ControlOutput{DType: "bfloat16", Values: v})
 }
 
 // Controls computes the negative and positive controls of a case of the
@@ -387,21 +381,12 @@ func Judge(dir string, c *manifests.Case, ctl Control) (bool, []compare.Report, 
 // storedValues rounds a control's values to its dtype, as a kernel's
 // stored output would be.
 func storedValues(o ControlOutput) []float64 {
+	if o.DType != "float16" && o.DType != "bfloat16" && o.DType != "float32" {
+		return o.Values // integers are stored exactly
+	}
 	out := make([]float64, len(o.Values))
 	for i, v := range o.Values {
-		switch o.DType {
-		case "float16":
-			out[i] = npy.F16ToF64(npy.F16FromF64(v))
-		case "bfloat16":
-			out[i] = float64(npy.BF16ToF32(npy.BF16FromF64(v)))
-		case "float32":
-			out[i] = float64(float32(v))
-		default:
-			out[i] = v
-		}
-		if math.IsNaN(v) {
-			out[i] = v
-		}
+		out[i] = roundTo(o.DType, v)
 	}
 	return out
 }

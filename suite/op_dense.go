@@ -49,40 +49,17 @@ func (c *caseCtx) writeOutput(op, name, dtype string, shape []int64, v []float64
 	return c.writeRounded(tensorSpec{name: name + "_truth", role: roleTruth, dtype: "float32", shape: shape, tol: tolerance(op, name, "float32")}, v)
 }
 
+// writeRounded writes exact values rounded once to ts.dtype.
 func (c *caseCtx) writeRounded(ts tensorSpec, v []float64) error {
-	t, err := c.create(ts)
-	if err != nil {
-		return err
-	}
-	if err := t.rounded(ts.dtype, v); err != nil {
-		t.abort()
-		return err
-	}
-	return t.close()
+	return c.write(ts, func(t *tensorOut) error { return t.rounded(ts.dtype, v) })
 }
 
-func (c *caseCtx) writeFloat(ts tensorSpec, ft *floatTensor) error {
-	t, err := c.create(ts)
-	if err != nil {
-		return err
-	}
-	if err := ft.write(t); err != nil {
-		t.abort()
-		return err
-	}
-	return t.close()
-}
+// writeFloat writes a generated tensor's stored form.
+func (c *caseCtx) writeFloat(ts tensorSpec, ft *floatTensor) error { return c.write(ts, ft.write) }
 
+// writeInts writes int32 values.
 func (c *caseCtx) writeInts(ts tensorSpec, v []int32) error {
-	t, err := c.create(ts)
-	if err != nil {
-		return err
-	}
-	if err := t.i32(v); err != nil {
-		t.abort()
-		return err
-	}
-	return t.close()
+	return c.write(ts, func(t *tensorOut) error { return t.i32(v) })
 }
 
 // ---- matmul (ops.md §1) ----
