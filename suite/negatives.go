@@ -2,8 +2,10 @@ package suite
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/golden"
@@ -344,31 +346,13 @@ func wrongSelection(sel, cl []int32, bs, k int) ([]float64, bool) {
 	return nil, false
 }
 
-// Judge compares a control's outputs with the case's goldens (against the
-// float32 truth where one exists, as goldset compare does) and reports
-// whether every output passed, with the reports.
+// Judge compares a control's outputs with the case's goldens (JudgeOutput
+// for each) and reports whether every output passed, with the reports.
 func Judge(dir string, c *manifests.Case, ctl Control) (bool, []compare.Report, error) {
-	d := caseData{dir: dir, c: c}
 	ok := true
 	var reps []compare.Report
 	for _, o := range ctl.Outputs {
-		gt := c.Tensor(o.Name)
-		var tol compare.Tolerance
-		if err := json.Unmarshal(gt.Tolerance, &tol); err != nil {
-			return false, nil, fmt.Errorf("%s: tolerance: %w", o.Name, err)
-		}
-		ref := o.Name
-		if t := c.Tensor(o.Name + "_truth"); t != nil && tol.Mode == compare.ModeAllclose {
-			ref = t.Name
-		}
-		want, _, err := d.floats(ref)
-		if err != nil {
-			return false, nil, err
-		}
-		got := storedValues(o)
-		var opts compare.Options
-		opts.Name = o.Name
-		rep, err := compare.Compare(want, got, o.Shape, tol, opts)
+		rep, err := JudgeOutput(dir, c, o.Name, storedValues(o))
 		if err != nil {
 			return false, nil, err
 		}
@@ -376,6 +360,74 @@ func Judge(dir string, c *manifests.Case, ctl Control) (bool, []compare.Report, 
 		reps = append(reps, rep)
 	}
 	return ok, reps, nil
+}
+
+// ErrNoOutput is returned when a case has no golden output of that name.
+var ErrNoOutput = errors.New("no golden output")
+
+// JudgeOutput judges candidate values for the golden output name of case c
+// of the bundle in dir, as `goldset compare` does: under the tolerance the
+// manifest records, against the float32 truth when the case has one (the
+// golden in the output dtype is itself one rounding away from it), and,
+// for Quest kmax/kmin, grading only logical blocks below ceil(L/BS).
+func JudgeOutput(dir string, c *manifests.Case, name string, got []float64) (compare.Report, error) {
+	gt := c.Tensor(name)
+	if gt == nil || gt.Role != manifests.RoleGolden {
+		var outs []string
+		for _, t := range c.Tensors {
+			if t.Role == manifests.RoleGolden {
+				outs = append(outs, t.Name)
+			}
+		}
+		return compare.Report{}, fmt.Errorf("case %s has %w %q (outputs: %s)", c.ID, ErrNoOutput, name, strings.Join(outs, ", "))
+	}
+	tol := compare.DefaultTolerance(c.Op, name, gt.DType)
+	if len(gt.Tolerance) > 0 {
+		if err := json.Unmarshal(gt.Tolerance, &tol); err != nil {
+			return compare.Report{}, fmt.Errorf("case %s output %s: bad tolerance in manifest: %w", c.ID, name, err)
+		}
+	}
+	ref := name
+	if t := c.Tensor(name + "_truth"); t != nil && t.Role == manifests.RoleTruth && tol.Mode == compare.ModeAllclose {
+		ref = t.Name
+	}
+	d := caseData{dir: dir, c: c}
+	want, _, err := d.floats(ref)
+	if err != nil {
+		return compare.Report{}, err
+	}
+	opts := compare.Options{Name: name}
+	if c.Op == "quest" && (name == "kmax" || name == "kmin") {
+		if opts.Mask, err = questMetaMask(d, gt.Shape); err != nil {
+			return compare.Report{}, err
+		}
+	}
+	return compare.Compare(want, got, gt.Shape, tol, opts)
+}
+
+// questMetaMask grades kmax/kmin [B, MAXB, Hkv, D] only for logical blocks
+// i < ceil(L/BS) (ops.md §7).
+func questMetaMask(d caseData, shape []int64) ([]bool, error) {
+	lens, err := d.i32("context_lens")
+	if err != nil {
+		return nil, err
+	}
+	var p questParams
+	if err := json.Unmarshal(d.c.Params, &p); err != nil || p.BS <= 0 || len(shape) != 4 {
+		return nil, fmt.Errorf("case %s: params or kmax shape do not describe a quest case", d.c.ID)
+	}
+	B, maxb, inner := int(shape[0]), int(shape[1]), int(shape[2]*shape[3])
+	if len(lens) != B {
+		return nil, fmt.Errorf("case %s: context_lens has %d entries, kmax %d sequences", d.c.ID, len(lens), B)
+	}
+	mask := make([]bool, B*maxb*inner)
+	for b, l := range lens {
+		nb := min((int(l)+p.BS-1)/p.BS, maxb)
+		for i := range mask[b*maxb*inner : (b*maxb+nb)*inner] {
+			mask[b*maxb*inner+i] = true
+		}
+	}
+	return mask, nil
 }
 
 // storedValues rounds a control's values to its dtype, as a kernel's

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/npy"
+	"github.com/goldset/goldset/suite"
 )
 
 type compareOptions struct {
@@ -125,53 +125,27 @@ func runCompare(ctx context.Context, o compareOptions, w io.Writer) error {
 func compareOutput(dir string, c *manifests.Case, name, file string) (compare.Report, error) {
 	gt := c.Tensor(name)
 	if gt == nil || gt.Role != manifests.RoleGolden {
-		var outs []string
-		for _, t := range c.Tensors {
-			if t.Role == manifests.RoleGolden {
-				outs = append(outs, t.Name)
-			}
-		}
-		return compare.Report{}, fmt.Errorf("case %s has no golden output %q (outputs: %s)", c.ID, name, strings.Join(outs, ", "))
-	}
-	var tol compare.Tolerance
-	if len(gt.Tolerance) == 0 {
-		tol = compare.DefaultTolerance(c.Op, name, gt.DType)
-	} else if err := json.Unmarshal(gt.Tolerance, &tol); err != nil {
-		return compare.Report{}, fmt.Errorf("case %s output %s: bad tolerance in manifest: %w", c.ID, name, err)
-	}
-	ref := gt
-	if t := c.Tensor(name + "_truth"); t != nil && t.Role == manifests.RoleTruth && tol.Mode == compare.ModeAllclose {
-		ref = t
-	}
-	want, err := loadValues(dir, ref)
-	if err != nil {
-		return compare.Report{}, err
+		return suite.JudgeOutput(dir, c, name, nil) // names the case's outputs
 	}
 	h, data, err := npy.ReadFile(file)
 	if err != nil {
 		return compare.Report{}, err
 	}
-	rep := compare.Report{Name: name, Mode: tol.Mode, DType: tol.DType, Shape: gt.Shape, Tol: tol, Status: compare.Fail}
+	// Shape and dtype are judged before any value: a failure, not an error.
+	fail := func(why string) (compare.Report, error) {
+		return compare.Report{Name: name, DType: gt.DType, Shape: gt.Shape, Status: compare.Fail, Failed: []string{why}}, nil
+	}
 	if !slices.Equal(h.Shape, gt.Shape) {
-		rep.Failed = []string{fmt.Sprintf("shape: candidate %s has shape %v, golden %v", file, h.Shape, gt.Shape)}
-		return rep, nil
+		return fail(fmt.Sprintf("shape: candidate %s has shape %v, golden %v", file, h.Shape, gt.Shape))
 	}
 	if err := candidateDTypeOK(h.Descr, gt.DType); err != nil {
-		rep.Failed = []string{fmt.Sprintf("dtype: candidate %s: %v", file, err)}
-		return rep, nil
+		return fail(fmt.Sprintf("dtype: candidate %s: %v", file, err))
 	}
 	got, err := compare.Decode(h.Descr, gt.DType == "bfloat16" && h.Descr == npy.Uint16, data)
 	if err != nil {
 		return compare.Report{}, fmt.Errorf("candidate %s: %w", file, err)
 	}
-	var opts compare.Options
-	opts.Name = name
-	if c.Op == "quest" && (name == "kmax" || name == "kmin") {
-		if opts.Mask, err = questMetaMask(dir, c, gt.Shape); err != nil {
-			return compare.Report{}, err
-		}
-	}
-	return compare.Compare(want, got, gt.Shape, tol, opts)
+	return suite.JudgeOutput(dir, c, name, got)
 }
 
 // candidateDTypeOK accepts any float encoding for float goldens and an
@@ -194,49 +168,4 @@ func candidateDTypeOK(d npy.DType, golden string) error {
 		return nil
 	}
 	return fmt.Errorf("%s for a %s output (want <f2, <f4 or <f8)", d, golden)
-}
-
-func loadValues(dir string, t *manifests.Tensor) ([]float64, error) {
-	h, data, err := manifests.LoadTensor(dir, t)
-	if err != nil {
-		return nil, err
-	}
-	v, err := compare.Decode(h.Descr, t.DType == "bfloat16", data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t.Path, err)
-	}
-	return v, nil
-}
-
-// questMetaMask grades kmax/kmin [B, MAXB, Hkv, D] only for logical blocks
-// i < ceil(L/BS) (ops.md §7).
-func questMetaMask(dir string, c *manifests.Case, shape []int64) ([]bool, error) {
-	ct := c.Tensor("context_lens")
-	if ct == nil || len(shape) != 4 {
-		return nil, errors.New("quest case without context_lens or with a malformed kmax shape")
-	}
-	lens, err := loadValues(dir, ct)
-	if err != nil {
-		return nil, err
-	}
-	var p struct {
-		BS int `json:"bs"`
-	}
-	if err := json.Unmarshal(c.Params, &p); err != nil || p.BS <= 0 {
-		return nil, fmt.Errorf("case %s: params have no block size", c.ID)
-	}
-	B, maxb, inner := int(shape[0]), int(shape[1]), int(shape[2]*shape[3])
-	if len(lens) != B {
-		return nil, fmt.Errorf("case %s: context_lens has %d entries, kmax %d sequences", c.ID, len(lens), B)
-	}
-	mask := make([]bool, B*maxb*inner)
-	for b := 0; b < B; b++ {
-		nb := (int(lens[b]) + p.BS - 1) / p.BS
-		for i := 0; i < min(nb, maxb); i++ {
-			for e := 0; e < inner; e++ {
-				mask[(b*maxb+i)*inner+e] = true
-			}
-		}
-	}
-	return mask, nil
 }
