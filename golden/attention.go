@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/goldset/goldset/internal/detmath"
+	"github.com/goldset/goldset/npy"
 )
 
 // PagedAttention computes GQA paged decode attention (ops.md §4) in float64.
@@ -24,7 +25,72 @@ import (
 // Errors: ErrInvalidParams (sizes, Hq not a multiple of Hkv), ErrContextLen,
 // ErrOutOfRange (a block-table entry that is read is outside [0, NB)).
 func PagedAttention(out, lse []float64, q, kCache, vCache []float32, blockTables, contextLens []int32, dims AttentionDims, scale float64) error {
-	return pagedAttention(out, lse, q, kCache, vCache, blockTables, contextLens, dims, scale, attnOpts{})
+	return pagedAttention(out, lse, q, f32View(kCache), f32View(vCache), blockTables, contextLens, dims, scale, attnOpts{})
+}
+
+// PagedAttentionHalf is PagedAttention with kCache and vCache given as
+// float16 or bfloat16 bits (ht). Rows are widened exactly to float32 as
+// they are read, so the result is bit-identical to PagedAttention on the
+// widened caches, without a float32 copy of them (half the memory traffic
+// and none of the footprint).
+func PagedAttentionHalf(out, lse []float64, q []float32, kCache, vCache []uint16, ht HalfType, blockTables, contextLens []int32, dims AttentionDims, scale float64) error {
+	return pagedAttention(out, lse, q, halfView(kCache, ht), halfView(vCache, ht), blockTables, contextLens, dims, scale, attnOpts{})
+}
+
+// HalfType is the storage format of a cache passed as raw 16-bit patterns.
+type HalfType uint8
+
+// Half-precision storage formats.
+const (
+	F16  HalfType = iota + 1 // IEEE binary16
+	BF16                     // bfloat16
+)
+
+// kvView is a paged cache held as float32 values or as half-precision bits.
+// Half rows are widened (exactly) into a caller's scratch as they are read.
+type kvView struct {
+	f    []float32
+	h    []uint16
+	half bool
+	bf   bool
+}
+
+func f32View(c []float32) kvView { return kvView{f: c} }
+
+func halfView(c []uint16, ht HalfType) kvView {
+	if ht != F16 && ht != BF16 {
+		panic("golden: unknown HalfType")
+	}
+	return kvView{h: c, half: true, bf: ht == BF16}
+}
+
+func (c kvView) len() int {
+	if c.half {
+		return len(c.h)
+	}
+	return len(c.f)
+}
+
+// value widens one half pattern of a half view.
+func (c kvView) value(h uint16) float64 {
+	if c.bf {
+		return float64(npy.BF16ToF32(h))
+	}
+	return float64(npy.F16ToF32(h))
+}
+
+// row returns the d values at offset o, widened into buf when half.
+func (c kvView) row(buf []float32, o, d int) []float32 {
+	if !c.half {
+		return c.f[o : o+d]
+	}
+	buf = buf[:d]
+	if c.bf {
+		npy.BF16sToF32s(buf, c.h[o:o+d])
+	} else {
+		npy.F16sToF32s(buf, c.h[o:o+d])
+	}
+	return buf
 }
 
 // attnOpts selects the deliberately broken variants of negatives.go.
@@ -49,11 +115,11 @@ func checkAttnOut(out, lse []float64, dims AttentionDims) {
 	}
 }
 
-func pagedAttention(out, lse []float64, q, kCache, vCache []float32, blockTables, contextLens []int32, dims AttentionDims, scale float64, o attnOpts) error {
+func pagedAttention(out, lse []float64, q []float32, kCache, vCache kvView, blockTables, contextLens []int32, dims AttentionDims, scale float64, o attnOpts) error {
 	if err := dims.check(); err != nil {
 		return err
 	}
-	dims.checkCaseLens(q, kCache, vCache, blockTables, contextLens)
+	dims.checkCaseLens(q, kCache.len(), vCache.len(), blockTables, contextLens)
 	checkAttnOut(out, lse, dims)
 	if err := dims.checkSeqs(blockTables, contextLens); err != nil {
 		return err
@@ -94,6 +160,7 @@ type attnScratch struct {
 	s       []float64   // [len(heads), T] scores, then probabilities
 	acc     []float64   // [len(heads), D] sum of p_j v_j
 	m, sum  []float64   // [len(heads)]
+	rows    []float32   // [4, D] half rows widened for one token quad
 }
 
 // headGroup is heads[start:end], all reading KV head kvh.
@@ -110,7 +177,7 @@ func grow(s []float64, n int) []float64 {
 // each group reading its KV head, over the tokens of logical blocks ws.logical (valid
 // tokens only unless tailUnmasked). Each head's result depends only on its
 // own query, kvh and the token list: pairing heads changes no bits.
-func attend(ws *attnScratch, out, lse []float64, q, kCache, vCache []float32, bt []int32, l int, dims AttentionDims, b int, scale float64, tailUnmasked bool) {
+func attend(ws *attnScratch, out, lse []float64, q []float32, kCache, vCache kvView, bt []int32, l int, dims AttentionDims, b int, scale float64, tailUnmasked bool) {
 	d, bs := dims.D, dims.BS
 	nh := len(ws.heads)
 	tokens := 0
@@ -122,6 +189,10 @@ func attend(ws *attnScratch, out, lse []float64, q, kCache, vCache []float32, bt
 	ws.acc = grow(ws.acc, nh*d)
 	ws.m = grow(ws.m, nh)
 	ws.sum = grow(ws.sum, nh)
+	if cap(ws.rows) < 4*d {
+		ws.rows = make([]float32, 4*d)
+	}
+	r0, r1, r2, r3 := ws.rows[:d], ws.rows[d:2*d], ws.rows[2*d:3*d], ws.rows[3*d:4*d]
 	for i, h := range ws.heads {
 		qh := q[(b*dims.Hq+h)*d : (b*dims.Hq+h+1)*d]
 		for e, x := range qh {
@@ -141,10 +212,10 @@ func attend(ws *attnScratch, out, lse []float64, q, kCache, vCache []float32, bt
 		for ; off+4 <= cnt; off += 4 {
 			for _, g := range ws.groups {
 				o := base + off*rowStride + g.kvh*d
-				k0 := kCache[o : o+d]
-				k1 := kCache[o+rowStride : o+rowStride+d]
-				k2 := kCache[o+2*rowStride : o+2*rowStride+d]
-				k3 := kCache[o+3*rowStride : o+3*rowStride+d]
+				k0 := kCache.row(r0, o, d)
+				k1 := kCache.row(r1, o+rowStride, d)
+				k2 := kCache.row(r2, o+2*rowStride, d)
+				k3 := kCache.row(r3, o+3*rowStride, d)
 				hi := g.start
 				for ; hi+2 <= g.end; hi += 2 {
 					s0 := ws.s[hi*tokens+t : hi*tokens+t+4]
@@ -161,7 +232,7 @@ func attend(ws *attnScratch, out, lse []float64, q, kCache, vCache []float32, bt
 		for ; off < cnt; off++ {
 			for _, g := range ws.groups {
 				o := base + off*rowStride + g.kvh*d
-				k := kCache[o : o+d]
+				k := kCache.row(r0, o, d)
 				for hi := g.start; hi < g.end; hi++ {
 					ws.s[hi*tokens+t] = scale * dot(ws.q[hi*d:(hi+1)*d], k)
 				}
@@ -199,10 +270,10 @@ func attend(ws *attnScratch, out, lse []float64, q, kCache, vCache []float32, bt
 		for ; off+4 <= cnt; off += 4 {
 			for _, g := range ws.groups {
 				o := base + off*rowStride + g.kvh*d
-				v0 := vCache[o : o+d]
-				v1 := vCache[o+rowStride : o+rowStride+d]
-				v2 := vCache[o+2*rowStride : o+2*rowStride+d]
-				v3 := vCache[o+3*rowStride : o+3*rowStride+d]
+				v0 := vCache.row(r0, o, d)
+				v1 := vCache.row(r1, o+rowStride, d)
+				v2 := vCache.row(r2, o+2*rowStride, d)
+				v3 := vCache.row(r3, o+3*rowStride, d)
 				hi := g.start
 				for ; hi+2 <= g.end; hi += 2 {
 					pv2x4(ws.acc[hi*d:(hi+1)*d], ws.acc[(hi+1)*d:(hi+2)*d],
@@ -217,7 +288,7 @@ func attend(ws *attnScratch, out, lse []float64, q, kCache, vCache []float32, bt
 		for ; off < cnt; off++ {
 			for _, g := range ws.groups {
 				o := base + off*rowStride + g.kvh*d
-				v := vCache[o : o+d]
+				v := vCache.row(r0, o, d)
 				for hi := g.start; hi < g.end; hi++ {
 					axpy(ws.acc[hi*d:(hi+1)*d], ws.s[hi*tokens+t], v)
 				}

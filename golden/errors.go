@@ -73,12 +73,12 @@ func (d AttentionDims) check() error {
 	return nil
 }
 
-func (d AttentionDims) checkCaseLens(q, kCache, vCache []float32, blockTables, contextLens []int32) {
+func (d AttentionDims) checkCaseLens(q []float32, nk, nv int, blockTables, contextLens []int32) {
 	if len(q) != d.B*d.Hq*d.D {
 		panic(badLenQ)
 	}
 	n := d.NB * d.BS * d.Hkv * d.D
-	if len(kCache) != n || len(vCache) != n {
+	if nk != n || nv != n {
 		panic(badLenCache)
 	}
 	if len(blockTables) != d.B*d.MAXB {

@@ -16,25 +16,25 @@ import (
 // PagedAttentionWrongGQA is PagedAttention with query head h reading KV
 // head h % Hkv instead of h / G.
 func PagedAttentionWrongGQA(out, lse []float64, q, kCache, vCache []float32, blockTables, contextLens []int32, dims AttentionDims, scale float64) error {
-	return pagedAttention(out, lse, q, kCache, vCache, blockTables, contextLens, dims, scale, attnOpts{wrongGQA: true})
+	return pagedAttention(out, lse, q, f32View(kCache), f32View(vCache), blockTables, contextLens, dims, scale, attnOpts{wrongGQA: true})
 }
 
 // PagedAttentionTailUnmasked is PagedAttention that also attends the BS-L%BS
 // slots past L in the last block (all BS slots of every block read).
 func PagedAttentionTailUnmasked(out, lse []float64, q, kCache, vCache []float32, blockTables, contextLens []int32, dims AttentionDims, scale float64) error {
-	return pagedAttention(out, lse, q, kCache, vCache, blockTables, contextLens, dims, scale, attnOpts{tailUnmasked: true})
+	return pagedAttention(out, lse, q, f32View(kCache), f32View(vCache), blockTables, contextLens, dims, scale, attnOpts{tailUnmasked: true})
 }
 
 // SparseAttentionWrongGQA is SparseAttention with query head h reading KV
 // head h % Hkv (its selection row is unchanged).
 func SparseAttentionWrongGQA(out, lse []float64, q, kCache, vCache []float32, blockTables, contextLens, selected []int32, dims AttentionDims, p QuestParams, scale float64) error {
-	return sparseAttention(out, lse, q, kCache, vCache, blockTables, contextLens, selected, dims, p, scale, attnOpts{wrongGQA: true}, nil)
+	return sparseAttention(out, lse, q, f32View(kCache), f32View(vCache), blockTables, contextLens, selected, dims, p, scale, attnOpts{wrongGQA: true}, nil)
 }
 
 // SparseAttentionTailUnmasked is SparseAttention that attends all BS slots
 // of each selected block, the last one included.
 func SparseAttentionTailUnmasked(out, lse []float64, q, kCache, vCache []float32, blockTables, contextLens, selected []int32, dims AttentionDims, p QuestParams, scale float64) error {
-	return sparseAttention(out, lse, q, kCache, vCache, blockTables, contextLens, selected, dims, p, scale, attnOpts{tailUnmasked: true}, nil)
+	return sparseAttention(out, lse, q, f32View(kCache), f32View(vCache), blockTables, contextLens, selected, dims, p, scale, attnOpts{tailUnmasked: true}, nil)
 }
 
 // SparseAttentionSkipBlock is SparseAttention that, for each (sequence,
@@ -45,7 +45,7 @@ func SparseAttentionSkipBlock(out, lse []float64, q, kCache, vCache []float32, b
 	heaviest := func(b, h int, blocks []int) int {
 		return heaviestBlock(q, kCache, blockTables, contextLens, dims, b, h, blocks, scale)
 	}
-	return sparseAttention(out, lse, q, kCache, vCache, blockTables, contextLens, selected, dims, p, scale, attnOpts{}, heaviest)
+	return sparseAttention(out, lse, q, f32View(kCache), f32View(vCache), blockTables, contextLens, selected, dims, p, scale, attnOpts{}, heaviest)
 }
 
 func heaviestBlock(q, kCache []float32, blockTables, contextLens []int32, dims AttentionDims, b, h int, blocks []int, scale float64) int {
@@ -172,7 +172,7 @@ func PagedAttentionF32(out, lse []float64, q, kCache, vCache []float32, blockTab
 	if err := dims.check(); err != nil {
 		return err
 	}
-	dims.checkCaseLens(q, kCache, vCache, blockTables, contextLens)
+	dims.checkCaseLens(q, len(kCache), len(vCache), blockTables, contextLens)
 	checkAttnOut(out, lse, dims)
 	if err := dims.checkSeqs(blockTables, contextLens); err != nil {
 		return err

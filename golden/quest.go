@@ -119,6 +119,96 @@ func BlockMetadata(kmax, kmin []float64, kCache []float32, blockTables, contextL
 	return nil
 }
 
+// BlockMetadataHalf is BlockMetadata with kCache given as float16 or
+// bfloat16 bits (ht); the results are identical. The max and min are taken
+// on the bit patterns mapped to integers of the same order (+0 above -0),
+// which needs no widening; an element whose tokens hold a NaN is redone
+// in float64 so NaN propagates exactly as in BlockMetadata.
+func BlockMetadataHalf(kmax, kmin []float64, kCache []uint16, ht HalfType, blockTables, contextLens []int32, dims AttentionDims) error {
+	if err := dims.check(); err != nil {
+		return err
+	}
+	kc := halfView(kCache, ht)
+	if len(kCache) != dims.NB*dims.BS*dims.Hkv*dims.D {
+		panic(badLenCache)
+	}
+	if len(blockTables) != dims.B*dims.MAXB {
+		panic(badLenBT)
+	}
+	if len(contextLens) != dims.B {
+		panic(badLenCL)
+	}
+	if len(kmax) != dims.B*dims.MAXB*dims.Hkv*dims.D || len(kmin) != len(kmax) {
+		panic(badLenMeta)
+	}
+	if err := dims.checkSeqs(blockTables, contextLens); err != nil {
+		return err
+	}
+	inf := int16(0x7c00)
+	if ht == BF16 {
+		inf = 0x7f80
+	}
+	row := dims.Hkv * dims.D
+	workers := numWorkers(dims.B)
+	keys := make([][]int16, workers)
+	parallelFor(workers, dims.B, func(w, b int) {
+		if keys[w] == nil {
+			keys[w] = make([]int16, 2*row)
+		}
+		hi, lo := keys[w][:row], keys[w][row:]
+		l := int(contextLens[b])
+		nb := numBlocks(l, dims.BS)
+		for i := range dims.MAXB {
+			mx := kmax[(b*dims.MAXB+i)*row : (b*dims.MAXB+i+1)*row]
+			mn := kmin[(b*dims.MAXB+i)*row : (b*dims.MAXB+i+1)*row]
+			if i >= nb {
+				clear(mx)
+				clear(mn)
+				continue
+			}
+			base := int(blockTables[b*dims.MAXB+i]) * dims.BS * row
+			cnt := blockTokens(i, l, dims.BS, false)
+			for e, h := range kCache[base : base+row] {
+				hi[e], lo[e] = orderedHalf(h), orderedHalf(h)
+			}
+			for off := 1; off < cnt; off++ {
+				src := kCache[base+off*row : base+(off+1)*row]
+				for e, h := range src {
+					k := orderedHalf(h)
+					hi[e] = max(hi[e], k)
+					lo[e] = min(lo[e], k)
+				}
+			}
+			for e := range row {
+				if hi[e] > inf || lo[e] < -inf-1 { // a NaN of either sign
+					mx[e], mn[e] = metaNaN(kc, base+e, row, cnt)
+					continue
+				}
+				mx[e] = kc.value(uint16(orderedHalf(uint16(hi[e]))))
+				mn[e] = kc.value(uint16(orderedHalf(uint16(lo[e]))))
+			}
+		}
+	})
+	return nil
+}
+
+// orderedHalf maps float16 or bfloat16 bits to an int16 in the order of
+// the values (-0 just below +0, NaNs beyond the infinities). Applied to
+// the result's bits it gives back the pattern.
+func orderedHalf(h uint16) int16 { return int16(h ^ uint16(int16(h)>>15)&0x7fff) }
+
+// metaNaN is BlockMetadata's float64 max and min over cnt tokens of one
+// element (offset o, token stride row), for elements holding a NaN.
+func metaNaN(c kvView, o, row, cnt int) (mx, mn float64) {
+	mx = c.value(c.h[o])
+	mn = mx
+	for t := 1; t < cnt; t++ {
+		x := c.value(c.h[o+t*row])
+		mx, mn = math.Max(mx, x), math.Min(mn, x)
+	}
+	return mx, mn
+}
+
 // BlockScores computes Quest upper-bound scores (ops.md §5b):
 // score[b,h,i] = sum_d max(q[b,h,d]*kmax[b,i,h/G,d], q[b,h,d]*kmin[b,i,h/G,d])
 // for i < nb (no scale; exact products summed sequentially over d), -Inf
@@ -296,12 +386,19 @@ func SelectBlocks(selected []int32, scores []float64, contextLens []int32, dims 
 // [0, nb), a duplicate entry, or a row with no block (ErrOutOfRange,
 // ErrInvalidParams).
 func SparseAttention(out, lse []float64, q, kCache, vCache []float32, blockTables, contextLens, selected []int32, dims AttentionDims, p QuestParams, scale float64) error {
-	return sparseAttention(out, lse, q, kCache, vCache, blockTables, contextLens, selected, dims, p, scale, attnOpts{}, nil)
+	return sparseAttention(out, lse, q, f32View(kCache), f32View(vCache), blockTables, contextLens, selected, dims, p, scale, attnOpts{}, nil)
+}
+
+// SparseAttentionHalf is SparseAttention with kCache and vCache given as
+// float16 or bfloat16 bits (ht), bit-identical to SparseAttention on the
+// widened caches (see PagedAttentionHalf).
+func SparseAttentionHalf(out, lse []float64, q []float32, kCache, vCache []uint16, ht HalfType, blockTables, contextLens, selected []int32, dims AttentionDims, p QuestParams, scale float64) error {
+	return sparseAttention(out, lse, q, halfView(kCache, ht), halfView(vCache, ht), blockTables, contextLens, selected, dims, p, scale, attnOpts{}, nil)
 }
 
 // sparseAttention optionally drops, per (b, h), the block that skip
 // returns (-1 for none), for the negative controls.
-func sparseAttention(out, lse []float64, q, kCache, vCache []float32, blockTables, contextLens, selected []int32, dims AttentionDims, p QuestParams, scale float64, o attnOpts, skip func(b, h int, blocks []int) int) error {
+func sparseAttention(out, lse []float64, q []float32, kCache, vCache kvView, blockTables, contextLens, selected []int32, dims AttentionDims, p QuestParams, scale float64, o attnOpts, skip func(b, h int, blocks []int) int) error {
 	if err := dims.check(); err != nil {
 		return err
 	}
@@ -311,7 +408,7 @@ func sparseAttention(out, lse []float64, q, kCache, vCache []float32, blockTable
 	if p.K < 1 {
 		return fmt.Errorf("golden: K = %d: %w", p.K, ErrInvalidParams)
 	}
-	dims.checkCaseLens(q, kCache, vCache, blockTables, contextLens)
+	dims.checkCaseLens(q, kCache.len(), vCache.len(), blockTables, contextLens)
 	checkAttnOut(out, lse, dims)
 	hsel := p.Granularity.Hsel(dims)
 	if len(selected) != dims.B*hsel*p.K {

@@ -148,6 +148,9 @@ func (b *BundleWriter) Create(rel string, compress bool) (*FileWriter, error) {
 		return nil, fmt.Errorf("manifests: %w", err)
 	}
 	fw := &FileWriter{f: f, h: sha256.New(), path: p}
+	if b.NoSync || compress {
+		fw.flushed = -1
+	}
 	b.mu.Lock()
 	b.files = append(b.files, p)
 	b.mu.Unlock()
@@ -172,12 +175,25 @@ type FileWriter struct {
 	h    hash.Hash
 	n    int64
 	path string
+
+	// flushed is the offset up to which writeback has been started
+	// (uncompressed files only, where file offsets equal n); -1 disables it.
+	flushed int64
 }
+
+// writebackStep is how many bytes a file accumulates before its writeback
+// is started: large enough for sequential device writes, small enough that
+// dirty pages never pile up to the kernel's throttling threshold.
+const writebackStep = 32 << 20
 
 func (fw *FileWriter) Write(p []byte) (int, error) {
 	n, err := fw.w.Write(p)
 	fw.h.Write(p[:n])
 	fw.n += int64(n)
+	if fw.flushed >= 0 && fw.n-fw.flushed >= writebackStep {
+		startWriteback(fw.f, fw.flushed, fw.n-fw.flushed)
+		fw.flushed = fw.n
+	}
 	if err != nil {
 		return n, fmt.Errorf("manifests: write %q: %w", fw.path, err)
 	}

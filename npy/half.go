@@ -224,8 +224,17 @@ func F16sToF32s(dst []float32, src []uint16) {
 	}
 	dst = dst[:len(src)]
 	t := f16Table()
-	for i, h := range src {
-		dst[i] = t[h]
+	for len(src) > 0 {
+		// The vector path (amd64 with F16C) stops before a group of 16
+		// holding Inf or NaN; the table widens that group, keeping NaN
+		// payloads (and signalling NaNs) bit for bit.
+		k := widenF16(dst, src)
+		dst, src = dst[k:], src[k:]
+		m := min(len(src), 16)
+		for i, h := range src[:m] {
+			dst[i] = t[h]
+		}
+		dst, src = dst[m:], src[m:]
 	}
 }
 

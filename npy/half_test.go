@@ -464,3 +464,33 @@ func panics(f func()) (p bool) {
 	f()
 	return false
 }
+
+// TestF16sToF32sVectorPath checks the F16C path (where the CPU has it)
+// against the scalar conversion on shuffled bit patterns at unaligned
+// offsets and lengths, so Inf/NaN groups fall back mid-slice, and that the
+// vector path really runs on finite data.
+func TestF16sToF32sVectorPath(t *testing.T) {
+	all := make([]uint16, 1<<16)
+	for i := range all {
+		all[i] = uint16(i)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+	dst := make([]float32, len(all))
+	for _, c := range []struct{ off, n int }{{0, 1 << 16}, {1, 15}, {3, 16}, {5, 17}, {7, 1000}, {11, 40000}} {
+		clear(dst)
+		F16sToF32s(dst[c.off:c.off+c.n], all[c.off:c.off+c.n])
+		for i := c.off; i < c.off+c.n; i++ {
+			if math.Float32bits(dst[i]) != math.Float32bits(F16ToF32(all[i])) {
+				t.Fatalf("off %d n %d: F16sToF32s(%#04x) = %#08x, want %#08x", c.off, c.n, all[i], math.Float32bits(dst[i]), math.Float32bits(F16ToF32(all[i])))
+			}
+		}
+	}
+	finite := make([]uint16, 100)
+	for i := range finite {
+		finite[i] = uint16(i * 613 % 0x7c00)
+	}
+	if k := widenF16(dst, finite); hasF16CPath() && k != 96 {
+		t.Errorf("vector path widened %d of 100 finite values, want 96", k)
+	}
+}

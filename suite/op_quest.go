@@ -221,12 +221,16 @@ func buildQuest(c *caseCtx, p *questParams) error {
 		margin             float64
 		hasMargin          bool
 	}
-	res := make([]seqResult, W)
+	// Results wait for in-order emission in a ring of window slots: item b
+	// starts only after item b-window was emitted (see forOrdered).
+	window := 2 * W
+	res := make([]seqResult, window)
+	for i := range res {
+		res[i].sel = make([]int32, hsel*p.K)
+	}
 	for w := range scs {
 		scs[w] = newSeqScratch(l, p.DType)
-		res[w].sel = make([]int32, hsel*p.K)
 	}
-	be := l.blockElems()
 	meta := make([]float64, maxb*Hkv*D)
 	scoreRow := make([]float64, hsel*maxb)
 	margin, hasMargin := math.Inf(1), false
@@ -234,19 +238,15 @@ func buildQuest(c *caseCtx, p *questParams) error {
 		if err := c.ctx.Err(); err != nil {
 			return err
 		}
-		sc, r, nb := scs[w], &res[w], l.nb[b]
-		if err := ks.gather(sc.k, b, sc.bufs); err != nil {
-			return err
-		}
-		if err := vs.gather(sc.v, b, sc.bufs); err != nil {
+		sc, r, nb := scs[w], &res[b%window], l.nb[b]
+		if err := sc.gather(ks, vs, b); err != nil {
 			return err
 		}
 		dims := seqDims(&p.pagedParams, nb)
 		cl := []int32{int32(l.lens[b])}
-		kc, vc, bt := sc.k[:nb*be], sc.v[:nb*be], sc.bt[:nb]
 		r.kmax = make([]float64, nb*Hkv*D)
 		r.kmin = make([]float64, nb*Hkv*D)
-		if err := golden.BlockMetadata(r.kmax, r.kmin, kc, bt, cl, dims); err != nil {
+		if err := sc.blockMetadata(r.kmax, r.kmin, cl, dims); err != nil {
 			return err
 		}
 		r.scores = make([]float64, hsel*nb)
@@ -263,13 +263,13 @@ func buildQuest(c *caseCtx, p *questParams) error {
 				return errParams("sequence %d: the needle block %d was selected; raise plant_gain", b, pos/p.BS)
 			}
 		}
-		if err := golden.SparseAttention(out[b*Hq*D:(b+1)*Hq*D], lse[b*Hq:(b+1)*Hq], qb, kc, vc, bt, cl, r.sel, dims, qp, p.Scale); err != nil {
+		if err := sc.sparseAttention(out[b*Hq*D:(b+1)*Hq*D], lse[b*Hq:(b+1)*Hq], qb, cl, r.sel, dims, qp, p.Scale); err != nil {
 			return err
 		}
-		return golden.PagedAttention(dense[b*Hq*D:(b+1)*Hq*D], denseLSE[b*Hq:(b+1)*Hq], qb, kc, vc, bt, cl, dims, p.Scale)
+		return sc.pagedAttention(dense[b*Hq*D:(b+1)*Hq*D], denseLSE[b*Hq:(b+1)*Hq], qb, cl, dims, p.Scale)
 	}
-	emit := func(b, w int) error {
-		r, nb := &res[w], l.nb[b]
+	emit := func(b int) error {
+		r, nb := &res[b%window], l.nb[b]
 		if r.hasMargin {
 			hasMargin = true
 			margin = min(margin, r.margin)
@@ -298,7 +298,7 @@ func buildQuest(c *caseCtx, p *questParams) error {
 		c.tick()
 		return nil
 	}
-	if err := forRounds(W, B, work, emit); err != nil {
+	if err := forOrdered(W, window, B, work, emit); err != nil {
 		return fail(err)
 	}
 	for i, t := range outs {

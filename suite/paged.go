@@ -385,20 +385,35 @@ func (s *kvSource) writeCache(c *caseCtx, t *tensorOut) error {
 	return nil
 }
 
-// gather assembles sequence b's logical blocks (exact float32 values) into
-// dst, [nb, BS, Hkv, D].
-func (s *kvSource) gather(dst []float32, b int, bufs []*floatTensor) error {
+// gather assembles sequence b's logical blocks into dst, [nb, BS, Hkv, D]:
+// the stored bits for half dtypes (the kernels widen rows as they read
+// them, which halves the memory traffic of a float32 copy), the values for
+// float32.
+func (s *kvSource) gather(dst *floatTensor, b int, bufs []*floatTensor) error {
 	be := s.l.blockElems()
 	nb := s.l.nb[b]
+	size := dtypeSize(s.dtype)
 	// Blocks are independent: split them over the buffers' workers, each
 	// block produced straight into its place in dst (no copy).
 	errs := make([]error, len(bufs))
 	parallelChunks(len(bufs), nb, func(w, lo, hi int) {
 		for i := lo; i < hi && errs[w] == nil; i++ {
-			ft := floatTensor{dtype: bufs[w].dtype, vals: dst[i*be : (i+1)*be], bits: bufs[w].bits}
 			p := int(s.l.bt[b*s.l.maxb+i])
+			off := s.fileOff + int64(p)*int64(be)*size
+			if dst.bits != nil {
+				bits := dst.bits[i*be : (i+1)*be]
+				if s.file != nil {
+					if err := npy.ReadUint16sAt(s.file, bits, off); err != nil {
+						errs[w] = fmt.Errorf("read back cache block %d: %w", p, err)
+					}
+					continue
+				}
+				s.block(&floatTensor{dtype: s.dtype, vals: bufs[w].vals, bits: bits}, p, false)
+				continue
+			}
+			ft := floatTensor{dtype: s.dtype, vals: dst.vals[i*be : (i+1)*be]}
 			if s.file != nil {
-				errs[w] = s.readBlock(&ft, p, bufs[w])
+				errs[w] = s.readF32Block(&ft, p, off, bufs[w])
 				continue
 			}
 			s.block(&ft, p, true)
@@ -407,25 +422,18 @@ func (s *kvSource) gather(dst []float32, b int, bufs []*floatTensor) error {
 	return errors.Join(errs...)
 }
 
-// readBlock decodes physical block p from the written cache file: a
-// read from the page cache is several times faster than regenerating.
-func (s *kvSource) readBlock(ft *floatTensor, p int, scratch *floatTensor) error {
-	be := s.l.blockElems()
-	size := int(dtypeSize(s.dtype))
-	if cap(scratch.raw) < be*size {
-		scratch.raw = make([]byte, be*size)
+// readF32Block decodes float32 block p at file offset off: a read from the
+// page cache is several times faster than regenerating.
+func (s *kvSource) readF32Block(ft *floatTensor, p int, off int64, scratch *floatTensor) error {
+	n := 4 * s.l.blockElems()
+	if cap(scratch.raw) < n {
+		scratch.raw = make([]byte, n)
 	}
-	raw := scratch.raw[:be*size]
-	if _, err := s.file.ReadAt(raw, s.fileOff+int64(p)*int64(be*size)); err != nil {
+	raw := scratch.raw[:n]
+	if _, err := s.file.ReadAt(raw, off); err != nil {
 		return fmt.Errorf("read back cache block %d: %w", p, err)
 	}
-	switch s.dtype {
-	case "float32":
-		npy.DecodeFloat32s(ft.vals, raw)
-	default:
-		npy.DecodeUint16s(ft.bits, raw)
-		halfToF32(ft.vals, ft.bits, s.dtype)
-	}
+	npy.DecodeFloat32s(ft.vals, raw)
 	return nil
 }
 
@@ -549,7 +557,7 @@ func layoutInfo(c *caseCtx, l *layout) {
 
 // seqScratch holds one sequence's gathered K/V and a compact block table.
 type seqScratch struct {
-	k, v []float32
+	k, v *floatTensor // bits for half dtypes, vals for float32
 	bt   []int32
 	bufs []*floatTensor
 }
@@ -557,7 +565,14 @@ type seqScratch struct {
 func newSeqScratch(l *layout, dtype string) *seqScratch {
 	maxNB := slices.Max(l.nb)
 	be := l.blockElems()
-	s := &seqScratch{k: make([]float32, maxNB*be), v: make([]float32, maxNB*be), bt: make([]int32, maxNB)}
+	s := &seqScratch{k: &floatTensor{dtype: dtype}, v: &floatTensor{dtype: dtype}, bt: make([]int32, maxNB)}
+	for _, ft := range []*floatTensor{s.k, s.v} {
+		if dtype == "float32" {
+			ft.vals = make([]float32, maxNB*be)
+		} else {
+			ft.bits = make([]uint16, maxNB*be)
+		}
+	}
 	for i := range s.bt {
 		s.bt[i] = int32(i)
 	}
@@ -565,6 +580,48 @@ func newSeqScratch(l *layout, dtype string) *seqScratch {
 		s.bufs = append(s.bufs, newBlockBuf(dtype, be))
 	}
 	return s
+}
+
+// gather loads sequence b's keys and values.
+func (sc *seqScratch) gather(ks, vs *kvSource, b int) error {
+	if err := ks.gather(sc.k, b, sc.bufs); err != nil {
+		return err
+	}
+	return vs.gather(sc.v, b, sc.bufs)
+}
+
+// halfType is the golden kernels' name for a half dtype.
+func halfType(dtype string) golden.HalfType {
+	if dtype == "bfloat16" {
+		return golden.BF16
+	}
+	return golden.F16
+}
+
+// Golden kernels over the gathered sequence (nb blocks, identity table).
+
+func (sc *seqScratch) pagedAttention(out, lse []float64, q []float32, cl []int32, dims golden.AttentionDims, scale float64) error {
+	n, bt := dims.NB*dims.BS*dims.Hkv*dims.D, sc.bt[:dims.NB]
+	if sc.k.bits != nil {
+		return golden.PagedAttentionHalf(out, lse, q, sc.k.bits[:n], sc.v.bits[:n], halfType(sc.k.dtype), bt, cl, dims, scale)
+	}
+	return golden.PagedAttention(out, lse, q, sc.k.vals[:n], sc.v.vals[:n], bt, cl, dims, scale)
+}
+
+func (sc *seqScratch) sparseAttention(out, lse []float64, q []float32, cl, sel []int32, dims golden.AttentionDims, qp golden.QuestParams, scale float64) error {
+	n, bt := dims.NB*dims.BS*dims.Hkv*dims.D, sc.bt[:dims.NB]
+	if sc.k.bits != nil {
+		return golden.SparseAttentionHalf(out, lse, q, sc.k.bits[:n], sc.v.bits[:n], halfType(sc.k.dtype), bt, cl, sel, dims, qp, scale)
+	}
+	return golden.SparseAttention(out, lse, q, sc.k.vals[:n], sc.v.vals[:n], bt, cl, sel, dims, qp, scale)
+}
+
+func (sc *seqScratch) blockMetadata(kmax, kmin []float64, cl []int32, dims golden.AttentionDims) error {
+	n, bt := dims.NB*dims.BS*dims.Hkv*dims.D, sc.bt[:dims.NB]
+	if sc.k.bits != nil {
+		return golden.BlockMetadataHalf(kmax, kmin, sc.k.bits[:n], halfType(sc.k.dtype), bt, cl, dims)
+	}
+	return golden.BlockMetadata(kmax, kmin, sc.k.vals[:n], bt, cl, dims)
 }
 
 // seqDims are the dims of one gathered sequence (identity block table).
@@ -623,21 +680,17 @@ func buildPagedAttention(c *caseCtx, p *pagedParams) error {
 	for w := range scs {
 		scs[w] = newSeqScratch(l, p.DType)
 	}
-	be := l.blockElems()
-	err = forRounds(W, B, func(b, w int) error {
+	err = forOrdered(W, 2*W, B, func(b, w int) error {
 		if err := c.ctx.Err(); err != nil {
 			return err
 		}
 		sc, nb := scs[w], l.nb[b]
-		if err := ks.gather(sc.k, b, sc.bufs); err != nil {
+		if err := sc.gather(ks, vs, b); err != nil {
 			return err
 		}
-		if err := vs.gather(sc.v, b, sc.bufs); err != nil {
-			return err
-		}
-		return golden.PagedAttention(out[b*p.Hq*p.D:(b+1)*p.Hq*p.D], lse[b*p.Hq:(b+1)*p.Hq],
-			q.vals[b*p.Hq*p.D:(b+1)*p.Hq*p.D], sc.k[:nb*be], sc.v[:nb*be], sc.bt[:nb], []int32{int32(l.lens[b])}, seqDims(p, nb), p.Scale)
-	}, func(int, int) error { c.tick(); return nil })
+		return sc.pagedAttention(out[b*p.Hq*p.D:(b+1)*p.Hq*p.D], lse[b*p.Hq:(b+1)*p.Hq],
+			q.vals[b*p.Hq*p.D:(b+1)*p.Hq*p.D], []int32{int32(l.lens[b])}, seqDims(p, nb), p.Scale)
+	}, func(int) error { c.tick(); return nil })
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"sync"
+	"sync/atomic"
 )
 
 // parallelRange calls fn(i) for i in [0, n) on up to workers goroutines.
@@ -36,36 +37,84 @@ func parallelChunks(workers, n int, fn func(w, lo, hi int)) {
 	wg.Wait()
 }
 
-// forRounds runs work(b, w) for b in [0, n) on up to workers goroutines,
-// w being the worker's slot, in rounds of `workers` items; after each round
-// it calls emit(b, w) for the round's items in order. Output written by emit
-// is therefore in item order whatever the worker count.
-func forRounds(workers, n int, work func(b, w int) error, emit func(b, w int) error) error {
+// forOrdered runs work(b, w) for b in [0, n) on up to workers goroutines,
+// w being the worker's slot (for its scratch). Items are handed out in
+// order as workers free up, so a long item does not hold the others back;
+// emit(b) runs on the calling goroutine in item order as soon as item b
+// and all before it are done, so what emit writes does not depend on the
+// worker count. At most window items are handed out but not yet emitted,
+// which bounds the per-item results that wait for emission. After an
+// error no new item starts; the error of the lowest failing item is
+// returned once the workers have stopped.
+func forOrdered(workers, window, n int, work func(b, w int) error, emit func(b int) error) error {
 	workers = max(1, min(workers, n))
-	errs := make([]error, workers)
-	for b0 := 0; b0 < n; b0 += workers {
-		b1 := min(n, b0+workers)
-		var wg sync.WaitGroup
-		for b := b0; b < b1; b++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[b-b0] = work(b, b-b0)
-			}()
-		}
-		wg.Wait()
-		for b := b0; b < b1; b++ {
-			if errs[b-b0] != nil {
-				return errs[b-b0]
+	window = max(window, workers)
+	type result struct {
+		b   int
+		err error
+	}
+	var (
+		next    atomic.Int64
+		stop    = make(chan struct{})
+		tokens  = make(chan struct{}, window)
+		results = make(chan result, window)
+		wg      sync.WaitGroup
+	)
+	for range window {
+		tokens <- struct{}{}
+	}
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tokens:
+				}
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				b := int(next.Add(1) - 1)
+				if b >= n {
+					return
+				}
+				results <- result{b, work(b, w)}
 			}
+		}()
+	}
+	done := make([]bool, n)
+	var first error
+	firstB, emitted := n, 0
+	for emitted < n && first == nil {
+		r := <-results
+		done[r.b] = true
+		if r.err != nil {
+			first, firstB = r.err, r.b
+			break
+		}
+		for emitted < n && done[emitted] {
 			if emit != nil {
-				if err := emit(b, b-b0); err != nil {
-					return err
+				if err := emit(emitted); err != nil {
+					first, firstB = err, emitted
+					break
 				}
 			}
+			emitted++
+			tokens <- struct{}{}
 		}
 	}
-	return nil
+	close(stop)
+	go func() { wg.Wait(); close(results) }()
+	for r := range results { // let the running items finish
+		if r.err != nil && r.b < firstB {
+			first, firstB = r.err, r.b
+		}
+	}
+	return first
 }
 
 // seqWorkers is how many sequences a paged case computes at once (each

@@ -1,0 +1,3 @@
+package npy
+
+func hasF16CPath() bool { return hasF16C }
