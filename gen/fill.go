@@ -192,6 +192,9 @@ func Normal[E Elem](s Stream, dst []E, at int64, dt DType, scale float64) {
 	case []uint16:
 		mustHalf(dt)
 		chunkSpan(at, len(d), func(c uint64, skip, off, cnt int) {
+			if cnt == ChunkElems && chunkHalfVec(s.chunkState(c), d[off:off+cnt], scale, dt == BF16) {
+				return
+			}
 			chunkNormals(s.chunkState(c), buf[:skip+cnt])
 			if dt == F16 {
 				f16s(d[off:off+cnt], buf[skip:skip+cnt], scale)

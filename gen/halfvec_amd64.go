@@ -1,0 +1,76 @@
+package gen
+
+import (
+	"math/bits"
+	"unsafe"
+
+	"github.com/goldset/goldset/internal/cpu"
+)
+
+//go:noescape
+func chunkHalfAVX512(state uint64, dst *uint16, scale float64, c *halfVecConsts, ws *[2 * zigN]float64, zk *[zigN]uint32, rej, slow *rejectMask)
+
+// halfVecConsts is the constant block chunkHalfAVX512 reads (offsets fixed
+// by the assembly).
+type halfVecConsts struct {
+	incs  [8]uint64 // (i+1)*wyInc: the first iteration's lanes
+	inc8  uint64
+	xor   uint64
+	lo    uint64
+	span  uint64
+	half  uint64
+	bias  uint64
+	shift uint64
+}
+
+var f16Vec, bf16Vec = newHalfVecConsts(f16Lo, f16Hi, 42, (1023-15)<<52), newHalfVecConsts(bf16Lo, bf16Hi, 45, (1023-127)<<52)
+
+func newHalfVecConsts(lo, hi, shift, bias uint64) *halfVecConsts {
+	inc := uint64(wyInc)
+	c := &halfVecConsts{inc8: 8 * inc, xor: wyXor, lo: lo, span: hi - lo, half: 1<<(shift-1) - 1, bias: bias, shift: shift}
+	for i := range c.incs {
+		c.incs[i] = uint64(i+1) * inc
+	}
+	return c
+}
+
+// useAVX512 selects chunkHalfAVX512; tests turn it off to compare.
+var useAVX512 = cpu.X86.HasAVX512F
+
+func init() {
+	if unsafe.Offsetof(halfVecConsts{}.shift) != 112 {
+		panic("gen: halfVecConsts layout does not match the assembly")
+	}
+}
+
+// chunkHalfVec fills one whole chunk of half bits with the AVX-512 kernel
+// and finishes its rejected and out-of-range elements in Go; ok is false
+// where the kernel is not available.
+func chunkHalfVec(state uint64, dst []uint16, scale float64, bf bool) bool {
+	if !useAVX512 {
+		return false
+	}
+	dst = dst[:ChunkElems]
+	c, slowConv := f16Vec, f16
+	if bf {
+		c, slowConv = bf16Vec, bf16
+	}
+	var rej, slow rejectMask
+	chunkHalfAVX512(state, &dst[0], scale, c, &zigWS, &zigK, &rej, &slow)
+	if rej == (rejectMask{}) && slow == (rejectMask{}) {
+		return true
+	}
+	o := wyrand{s: overflowState(state)}
+	for i := range rej { // set bits only, ascending: finish draws in k order
+		for m := rej[i] | slow[i]; m != 0; m &= m - 1 {
+			k := i*64 + bits.TrailingZeros64(m)
+			if rej.has(k) {
+				dst[k] = slowConv(float64(finish(&o, primary(state, k)) * scale))
+			} else {
+				x, _ := candidate(primary(state, k))
+				dst[k] = slowConv(float64(x * scale))
+			}
+		}
+	}
+	return true
+}
