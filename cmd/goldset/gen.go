@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,7 @@ type genOptions struct {
 	secretFile string
 	noFsync    bool
 	cpuProfile string
+	traceFile  string
 	recipes    []string
 	command    string
 }
@@ -85,6 +87,7 @@ $SLURM_ARRAY_TASK_ID with $GOLDSET_SHARDS set gives it. Join shards with
 	f.StringVar(&o.secretFile, "secret-file", "", "file holding the secret for hidden cases")
 	f.StringArrayVar(&o.recipes, "recipe", nil, "build a suite recipe from this JSON file instead of an embedded one (repeatable)")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (diagnostics)")
+	f.StringVar(&o.traceFile, "trace", "", "write a Go execution trace to this file (diagnostics: go tool trace FILE)")
 	f.BoolVar(&o.noFsync, "no-fsync", false, "skip fsync before the final rename (faster; a power loss may leave an incomplete bundle, a crash still cannot)")
 	return cmd
 }
@@ -159,6 +162,17 @@ func runGen(ctx context.Context, o genOptions, w, errw io.Writer) error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if o.traceFile != "" {
+		f, err := os.Create(o.traceFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return err
+		}
+		defer trace.Stop()
 	}
 	if o.compress != "" && o.compress != "zstd" {
 		return usagef("--compress %q: only zstd is supported", o.compress)
