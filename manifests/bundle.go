@@ -43,6 +43,9 @@ type BundleWriter struct {
 	// files may not all have reached the disk. For scratch and benchmark
 	// builds only.
 	NoSync bool
+	// Buffered writes every file through the page cache instead of with
+	// direct I/O (see direct.go); for comparisons and odd filesystems.
+	Buffered bool
 }
 
 // CreateBundle prepares an atomic write of the bundle directory dir.
@@ -148,13 +151,20 @@ func (b *BundleWriter) Create(rel string, compress bool) (*FileWriter, error) {
 		return nil, fmt.Errorf("manifests: %w", err)
 	}
 	fw := &FileWriter{f: f, h: sha256.New(), path: p}
-	if b.NoSync || compress {
-		fw.flushed = -1
-	}
 	b.mu.Lock()
 	b.files = append(b.files, p)
 	b.mu.Unlock()
 	fw.w = f
+	switch {
+	case compress || b.NoSync:
+		// zstd output is small; without fsync, writing to the page cache
+		// and returning is what was asked for.
+		fw.flushed = -1
+	case !b.Buffered:
+		fw.dw = newDirectWriter(f, p)
+		fw.w = fw.dw
+		fw.flushed = -1
+	}
 	if compress {
 		enc, err := zstd.NewWriter(f, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
 		if err != nil {
@@ -175,6 +185,8 @@ type FileWriter struct {
 	h    hash.Hash
 	n    int64
 	path string
+
+	dw *directWriter // direct I/O, when used
 
 	// flushed is the offset up to which writeback has been started
 	// (uncompressed files only, where file offsets equal n); -1 disables it.
@@ -206,6 +218,11 @@ func (fw *FileWriter) Close() error {
 	var err error
 	if fw.zw != nil {
 		err = fw.zw.Close()
+	}
+	if fw.dw != nil {
+		if e := fw.dw.finish(); err == nil {
+			err = e
+		}
 	}
 	if e := fw.f.Close(); err == nil && e != nil {
 		err = e

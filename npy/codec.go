@@ -3,7 +3,6 @@ package npy
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
 	"unsafe"
 )
@@ -164,22 +163,6 @@ func DecodeUint16s(dst []uint16, src []byte) {
 	for i := range dst {
 		dst[i] = binary.LittleEndian.Uint16(src[2*i:])
 	}
-}
-
-// ReadUint16sAt reads len(dst) little-endian uint16 values (float16 or
-// bfloat16 bits) from r at byte offset off. On little-endian hosts the
-// bytes land in dst directly, with no intermediate buffer.
-func ReadUint16sAt(r io.ReaderAt, dst []uint16, off int64) error {
-	if littleEndian {
-		_, err := r.ReadAt(asBytes(dst), off)
-		return err
-	}
-	raw := make([]byte, 2*len(dst))
-	if _, err := r.ReadAt(raw, off); err != nil {
-		return err
-	}
-	DecodeUint16s(dst, raw)
-	return nil
 }
 
 // DecodeFloat64 converts .npy data of dtype d into float64 values, exactly:

@@ -291,16 +291,10 @@ type caseCtx struct {
 	tensors  []manifests.Tensor
 	info     map[string]any
 	open     []*tensorOut // created, not yet closed or aborted
-	closers  []io.Closer  // read-back files
 }
 
-// abortOpen aborts every tensor a failed builder left open and closes
-// read-back files.
+// abortOpen aborts every tensor a failed builder left open.
 func (c *caseCtx) abortOpen() {
-	for _, f := range c.closers {
-		f.Close()
-	}
-	c.closers = nil
 	for _, t := range c.open {
 		if t != nil {
 			t.abort()
@@ -346,6 +340,44 @@ type tensorOut struct {
 	done  chan struct{} // closed when the writer goroutine has drained
 	werr  atomic.Pointer[error]
 	spare int // buffers allocated so far
+
+	// A deferred tensor (see deferred) collects its bytes in mem and has
+	// no file or manifest entry until commit.
+	deferredSpec *tensorSpec
+	mem          []byte
+}
+
+// deferred returns a tensor whose bytes are kept in memory until commit
+// creates its file, so that the tensor can be computed while earlier
+// tensors are still being written without changing the creation order
+// (the manifest order).
+func (c *caseCtx) deferred(ts tensorSpec) *tensorOut {
+	n := int64(4)
+	if ts.dtype == "float16" || ts.dtype == "bfloat16" {
+		n = 2
+	}
+	for _, d := range ts.shape {
+		n *= d
+	}
+	return &tensorOut{c: c, deferredSpec: &ts, mem: make([]byte, 0, n)}
+}
+
+// commit creates a deferred tensor's file and writes what it collected.
+func (t *tensorOut) commit() error {
+	out, err := t.c.create(*t.deferredSpec)
+	if err != nil {
+		return err
+	}
+	for p := t.mem; len(p) > 0; {
+		n := min(len(p), 4*emitChunk)
+		if err := out.emit(p[:n]); err != nil {
+			out.abort()
+			return err
+		}
+		p = p[n:]
+	}
+	t.mem = nil
+	return out.close()
 }
 
 // writeAhead is how many emitted buffers may wait for the writer.
@@ -426,6 +458,10 @@ func (c *caseCtx) create(ts tensorSpec) (*tensorOut, error) {
 func (t *tensorOut) emit(p []byte) error {
 	if err := t.c.ctx.Err(); err != nil {
 		return err
+	}
+	if t.deferredSpec != nil {
+		t.mem = append(t.mem, p...)
+		return nil
 	}
 	if e := t.werr.Load(); e != nil {
 		return *e
@@ -538,27 +574,4 @@ func EstimateBytes(c manifests.RecipeCase) (int64, error) {
 		return 0, err
 	}
 	return p.bytes, nil
-}
-
-// readBack lets src read its blocks back from the closed tensor t when the
-// sink keeps files (uncompressed): regeneration is the fallback. The file
-// is closed when the case ends.
-func (c *caseCtx) readBack(t *tensorOut, src *kvSource) error {
-	rb, ok := c.sink.(readBackSink)
-	if !ok || c.compress {
-		return nil
-	}
-	tn := c.tensors[t.idx]
-	f, err := rb.Open(tn.Path)
-	if err != nil {
-		return err
-	}
-	c.closers = append(c.closers, f)
-	descr, _ := manifests.NpyDType(tn.DType)
-	hdr, err := npy.EncodeHeader(npy.Header{Descr: descr, Shape: tn.Shape})
-	if err != nil {
-		return err
-	}
-	src.file, src.fileOff = f, int64(len(hdr))
-	return nil
 }

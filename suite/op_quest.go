@@ -182,9 +182,6 @@ func buildQuest(c *caseCtx, p *questParams) error {
 		ks.needle = needleKeys(l, q.vals, p.DType)
 	}
 	layoutInfo(c, l)
-	if err := writePagedInputs(c, &p.pagedParams, l, &q, ks, vs); err != nil {
-		return err
-	}
 	qp := p.golden()
 	B, Hq, Hkv, D := len(l.lens), p.Hq, p.Hkv, p.D
 	hsel := qp.Granularity.Hsel(golden.AttentionDims{Hq: Hq, Hkv: Hkv})
@@ -195,19 +192,12 @@ func buildQuest(c *caseCtx, p *questParams) error {
 		{name: "scores", role: roleGolden, dtype: "float32", shape: []int64{int64(B), int64(hsel), int64(maxb)}, tol: tolerance("quest", "scores", "float32")},
 		{name: "selected", role: roleGolden, dtype: "int32", shape: []int64{int64(B), int64(hsel), int64(p.K)}, tol: tolerance("quest", "selected", "int32")},
 	}
+	// The per-sequence goldens are computed while the inputs are written
+	// and kept in memory (about the size of the kmax file, twice) until
+	// the inputs are done.
 	outs := make([]*tensorOut, len(specs))
-	fail := func(err error) error {
-		for _, t := range outs {
-			if t != nil {
-				t.abort()
-			}
-		}
-		return err
-	}
 	for i, ts := range specs {
-		if outs[i], err = c.create(ts); err != nil {
-			return fail(err)
-		}
+		outs[i] = c.deferred(ts)
 	}
 	out := make([]float64, B*Hq*D)
 	lse := make([]float64, B*Hq)
@@ -234,14 +224,13 @@ func buildQuest(c *caseCtx, p *questParams) error {
 	meta := make([]float64, maxb*Hkv*D)
 	scoreRow := make([]float64, hsel*maxb)
 	margin, hasMargin := math.Inf(1), false
+	var stopped func() bool
 	work := func(b, w int) error {
-		if err := c.ctx.Err(); err != nil {
+		if err := c.ctx.Err(); err != nil || stopped() {
 			return err
 		}
 		sc, r, nb := scs[w], &res[b%window], l.nb[b]
-		if err := sc.gather(ks, vs, b); err != nil {
-			return err
-		}
+		sc.gather(ks, vs, b)
 		dims := seqDims(&p.pagedParams, nb)
 		cl := []int32{int32(l.lens[b])}
 		r.kmax = make([]float64, nb*Hkv*D)
@@ -298,13 +287,16 @@ func buildQuest(c *caseCtx, p *questParams) error {
 		c.tick()
 		return nil
 	}
-	if err := forOrdered(W, window, B, work, emit); err != nil {
-		return fail(err)
+	err = whileWriting(func(s func() bool) error {
+		stopped = s
+		return forOrdered(W, window, B, work, emit)
+	}, func() error { return writePagedInputs(c, &p.pagedParams, l, &q, ks, vs) })
+	if err != nil {
+		return err
 	}
-	for i, t := range outs {
-		outs[i] = nil
-		if err := t.close(); err != nil {
-			return fail(err)
+	for _, t := range outs {
+		if err := t.commit(); err != nil {
+			return err
 		}
 	}
 	shape := []int64{int64(B), int64(Hq), int64(D)}

@@ -117,6 +117,26 @@ func forOrdered(workers, window, n int, work func(b, w int) error, emit func(b i
 	return first
 }
 
+// whileWriting runs compute on its own goroutine while write runs on the
+// caller's: the goldens of paged cases regenerate their inputs rather than
+// read them back, so they need not wait for the (device-bound) input files.
+// If write fails, stopped() turns true so compute can end early; the
+// write error wins, then compute's.
+func whileWriting(compute func(stopped func() bool) error, write func() error) error {
+	var stop atomic.Bool
+	done := make(chan error, 1)
+	go func() { done <- compute(stop.Load) }()
+	werr := write()
+	if werr != nil {
+		stop.Store(true)
+	}
+	cerr := <-done
+	if werr != nil {
+		return werr
+	}
+	return cerr
+}
+
 // seqWorkers is how many sequences a paged case computes at once (each
 // holds one gathered sequence in memory).
 func seqWorkers() int { return min(2, defaultJobs()) }

@@ -8,9 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
-	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/goldset/goldset/manifests"
 )
@@ -21,22 +18,6 @@ type BundleSink struct{ W *manifests.BundleWriter }
 // Create implements Sink.
 func (s BundleSink) Create(rel string, compress bool) (File, error) {
 	return s.W.Create(rel, compress)
-}
-
-// Open reads back a file written and closed earlier in this bundle.
-func (s BundleSink) Open(rel string) (ReadAtCloser, error) {
-	return os.Open(filepath.Join(s.W.Dir(), filepath.FromSlash(rel)))
-}
-
-// ReadAtCloser is a file that can be read back at offsets.
-type ReadAtCloser interface {
-	io.ReaderAt
-	io.Closer
-}
-
-// readBackSink is implemented by sinks that can read their files back.
-type readBackSink interface {
-	Open(rel string) (ReadAtCloser, error)
 }
 
 // HashSink computes hashes without writing anything (for regeneration checks).
