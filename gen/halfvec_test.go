@@ -3,6 +3,8 @@ package gen
 import (
 	"math"
 	"testing"
+
+	"github.com/goldset/goldset/internal/detmath"
 )
 
 // TestChunkHalfVecMatchesScalar compares the vector kernel (where the CPU
@@ -39,4 +41,46 @@ func TestChunkHalfVecMatchesScalar(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSqueezeAgreesWithExp checks, for every layer with a squeeze and
+// many (candidate, uniform) pairs across its wedge, that the squeeze's
+// accept or reject is the exact comparison's, and that it decides most
+// cases (else it would not be worth having).
+func TestSqueezeAgreesWithExp(t *testing.T) {
+	decided, total := 0, 0
+	for idx := 1; idx < zigN; idx++ {
+		sq := zigSq[idx]
+		if !sq.ok {
+			continue
+		}
+		lo, hi := zigK[idx], uint32(1<<23)
+		for k := range 2000 {
+			// The wedge's edges first, then a spread of magnitudes.
+			m := lo + uint32(uint64(hi-lo-1)*uint64(k)/1999)
+			x := float64(m) * zigW[idx]
+			for j := range 64 {
+				u := uniformOpen32(uint32(j)*0x04000000 + uint32(k*7919))
+				lhs := float64((zigF[idx-1]-zigF[idx])*u) + zigF[idx]
+				exact := lhs < detmath.Exp(-0.5*x*x)
+				total++
+				switch {
+				case lhs < sq.lo0+float64(sq.lo1*x):
+					decided++
+					if !exact {
+						t.Fatalf("layer %d m %d u %g: squeeze accepts, exact test rejects", idx, m, u)
+					}
+				case lhs >= sq.hi0+float64(sq.hi1*x):
+					decided++
+					if exact {
+						t.Fatalf("layer %d m %d u %g: squeeze rejects, exact test accepts", idx, m, u)
+					}
+				}
+			}
+		}
+	}
+	if decided < total*9/10 {
+		t.Errorf("squeeze decided %d of %d wedge tests, want at least 90%%", decided, total)
+	}
+	t.Logf("squeeze decided %d of %d wedge tests", decided, total)
 }

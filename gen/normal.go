@@ -45,6 +45,51 @@ func init() {
 	}
 }
 
+// zigSq holds, per layer, linear functions that bound exp(-x*x/2) from
+// below and above over the layer's wedge (the |x| a rejected first
+// candidate can have): a chord and a tangent, which is which depending on
+// the curve's convexity there. A wedge test whose left side falls below
+// the lower line accepts, one at or above the upper line rejects; only
+// the rest evaluate detmath.Exp. Each line is widened by squeezeMargin,
+// far more than the few-ulp errors of the bounds and of detmath.Exp, so
+// the decision is always the exact comparison's: the bounds change speed,
+// never bits (TestSqueezeAgreesWithExp).
+var zigSq [zigN]squeeze
+
+type squeeze struct {
+	lo0, lo1, hi0, hi1 float64 // lo0 + lo1*|x| <= exp(-x*x/2) <= hi0 + hi1*|x|
+	ok                 bool
+}
+
+const squeezeMargin = 1e-9
+
+func init() {
+	f := func(x float64) float64 { return detmath.Exp(-0.5 * x * x) }
+	for i := 1; i < zigN; i++ {
+		a := float64(zigK[i]) * zigW[i]
+		b := 0x1p23 * zigW[i]
+		if !(a < b) || (a < 1 && b > 1) { // empty, or straddling the inflection at 1
+			continue
+		}
+		fa, fb := f(a), f(b)
+		chord1 := (fb - fa) / (b - a)
+		chord0 := fa - float64(chord1*a)
+		c := 0.5 * (a + b)
+		fc := f(c)
+		tan1 := -c * fc
+		tan0 := fc - float64(tan1*c)
+		sq := squeeze{ok: true}
+		if a >= 1 { // convex: chord above, tangent below
+			sq.lo0, sq.lo1, sq.hi0, sq.hi1 = tan0, tan1, chord0, chord1
+		} else { // concave: chord below, tangent above
+			sq.lo0, sq.lo1, sq.hi0, sq.hi1 = chord0, chord1, tan0, tan1
+		}
+		sq.lo0 -= squeezeMargin
+		sq.hi0 += squeezeMargin
+		zigSq[i] = sq
+	}
+}
+
 // uniformOpen32 maps a 32-bit draw to (0, 1).
 func uniformOpen32(u uint32) float64 { return (float64(u) + 0.5) * 0x1p-32 }
 
@@ -186,7 +231,19 @@ func finish(o *wyrand, r uint32) float64 {
 			}
 		}
 		u := uniformOpen32(o.next32())
-		if float64((zigF[idx-1]-zigF[idx])*u)+zigF[idx] < detmath.Exp(-0.5*x*x) {
+		lhs := float64((zigF[idx-1]-zigF[idx])*u) + zigF[idx]
+		if sq := &zigSq[idx]; sq.ok {
+			// Decide without Exp when lhs is clear of the squeeze band.
+			ax := math.Abs(x)
+			if lhs < sq.lo0+float64(sq.lo1*ax) {
+				return x
+			}
+			if lhs >= sq.hi0+float64(sq.hi1*ax) {
+				r = o.next32()
+				continue
+			}
+		}
+		if lhs < detmath.Exp(-0.5*x*x) {
 			return x
 		}
 		r = o.next32()

@@ -254,7 +254,8 @@ func BF16sToF32s(dst []float32, src []uint16) {
 		panic("npy: BF16sToF32s: len(dst) < len(src)")
 	}
 	dst = dst[:len(src)]
-	for i, h := range src {
-		dst[i] = math.Float32frombits(uint32(h) << 16)
+	k := widenBF16(dst, src)
+	for i, h := range src[k:] {
+		dst[k+i] = math.Float32frombits(uint32(h) << 16)
 	}
 }

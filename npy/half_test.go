@@ -486,6 +486,15 @@ func TestF16sToF32sVectorPath(t *testing.T) {
 			}
 		}
 	}
+	for _, c := range []struct{ off, n int }{{0, 1 << 16}, {3, 17}, {9, 40000}} {
+		clear(dst)
+		BF16sToF32s(dst[c.off:c.off+c.n], all[c.off:c.off+c.n])
+		for i := c.off; i < c.off+c.n; i++ {
+			if math.Float32bits(dst[i]) != math.Float32bits(BF16ToF32(all[i])) {
+				t.Fatalf("off %d n %d: BF16sToF32s(%#04x) = %#08x", c.off, c.n, all[i], math.Float32bits(dst[i]))
+			}
+		}
+	}
 	finite := make([]uint16, 100)
 	for i := range finite {
 		finite[i] = uint16(i * 613 % 0x7c00)

@@ -16,3 +16,15 @@ func widenF16(dst []float32, src []uint16) int {
 	}
 	return f16sToF32sF16C(&dst[0], &src[0], len(src))
 }
+
+//go:noescape
+func bf16sToF32sAVX2(dst *float32, src *uint16, n int) int
+
+// widenBF16 widens a prefix of src into dst with AVX2 and returns its
+// length (a multiple of 16).
+func widenBF16(dst []float32, src []uint16) int {
+	if !hasF16C || len(src) < 16 {
+		return 0
+	}
+	return bf16sToF32sAVX2(&dst[0], &src[0], len(src))
+}

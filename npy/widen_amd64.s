@@ -34,3 +34,30 @@ done:
 	VZEROUPPER
 	MOVQ AX, ret+24(FP)
 	RET
+
+// func bf16sToF32sAVX2(dst *float32, src *uint16, n int) int
+//
+// Widens src[0:k] to dst[0:k], k = n rounded down to a multiple of 16:
+// bfloat16 bits are the top half of the float32 bits, so zero-extend and
+// shift (exact for every pattern, NaN payloads included).
+TEXT ·bf16sToF32sAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+bloop:
+	LEAQ 16(AX), BX
+	CMPQ BX, CX
+	JGT bdone
+	VPMOVZXWD (SI)(AX*2), Y0
+	VPMOVZXWD 16(SI)(AX*2), Y1
+	VPSLLD $16, Y0, Y0
+	VPSLLD $16, Y1, Y1
+	VMOVDQU Y0, (DI)(AX*4)
+	VMOVDQU Y1, 32(DI)(AX*4)
+	MOVQ BX, AX
+	JMP bloop
+bdone:
+	VZEROUPPER
+	MOVQ AX, ret+24(FP)
+	RET

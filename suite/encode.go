@@ -3,6 +3,7 @@ package suite
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 
 	"github.com/goldset/goldset/gen"
 	"github.com/goldset/goldset/npy"
@@ -20,10 +21,23 @@ func (t *tensorOut) scratch(n int) []byte {
 	return t.buf[:n]
 }
 
+// littleEndian hosts can emit slices' own bytes: they are already .npy
+// data (emit copies them, so no scratch copy is needed first).
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// rawBytes views n elements of size sz at p as bytes.
+func rawBytes[T any](p *T, n, sz int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(p)), n*sz)
+}
+
 func (t *tensorOut) u16(v []uint16) error {
 	for len(v) > 0 {
 		n := min(len(v), emitChunk)
-		if err := t.emit(npy.AppendUint16s(t.scratch(0), v[:n])); err != nil {
+		b := rawBytes(&v[0], n, 2)
+		if !littleEndian {
+			b = npy.AppendUint16s(t.scratch(0), v[:n])
+		}
+		if err := t.emit(b); err != nil {
 			return err
 		}
 		v = v[n:]
@@ -34,7 +48,11 @@ func (t *tensorOut) u16(v []uint16) error {
 func (t *tensorOut) f32(v []float32) error {
 	for len(v) > 0 {
 		n := min(len(v), emitChunk)
-		if err := t.emit(npy.AppendFloat32s(t.scratch(0), v[:n])); err != nil {
+		b := rawBytes(&v[0], n, 4)
+		if !littleEndian {
+			b = npy.AppendFloat32s(t.scratch(0), v[:n])
+		}
+		if err := t.emit(b); err != nil {
 			return err
 		}
 		v = v[n:]
@@ -45,7 +63,11 @@ func (t *tensorOut) f32(v []float32) error {
 func (t *tensorOut) i32(v []int32) error {
 	for len(v) > 0 {
 		n := min(len(v), emitChunk)
-		if err := t.emit(npy.AppendInt32s(t.scratch(0), v[:n])); err != nil {
+		b := rawBytes(&v[0], n, 4)
+		if !littleEndian {
+			b = npy.AppendInt32s(t.scratch(0), v[:n])
+		}
+		if err := t.emit(b); err != nil {
 			return err
 		}
 		v = v[n:]
