@@ -15,6 +15,10 @@ func Matmul(dst []float64, a, b []float32, m, k, n int, bNK bool) {
 	if m == 0 || n == 0 {
 		return
 	}
+	if hasMatmulTile && m >= 4 && n >= 16 && k > 0 {
+		matmulPanels(dst, a, b, m, k, n, bNK)
+		return
+	}
 	rowPairs := (m + 1) / 2
 	colBlocks := (n + matmulColBlock - 1) / matmulColBlock
 	units := rowPairs * colBlocks
@@ -149,4 +153,61 @@ func matmulNK(dst []float64, a, b []float32, scratch []float64, i0, rows, j0, j1
 			dst[(i0+r)*n+j] = s
 		}
 	}
+}
+
+// matmulPanels is Matmul with the vector tile kernel: B is packed 16
+// columns at a time into a float64 panel [k][16] (from either layout),
+// then every 4 rows of A (converted to float64) meet the panel in
+// matmulTile4x16, each output a sequential float64 sum in p order, as in
+// the scalar kernels (same bits: TestMatmulTileMatchesScalar). Rows and
+// columns left over by the tiling use the same sums in Go.
+func matmulPanels(dst []float64, a, b []float32, m, k, n int, bNK bool) {
+	panels := (n + 15) / 16
+	workers := numWorkers(panels)
+	type scratch struct{ panel, rows []float64 }
+	ws := make([]scratch, workers)
+	parallelFor(workers, panels, func(w, u int) {
+		s := &ws[w]
+		if s.panel == nil {
+			s.panel = make([]float64, 16*k)
+			s.rows = make([]float64, 4*k)
+		}
+		j0 := 16 * u
+		cols := min(16, n-j0)
+		panel := s.panel
+		clear(panel)
+		for c := range cols {
+			if bNK {
+				for p, v := range b[(j0+c)*k : (j0+c+1)*k] {
+					panel[p*16+c] = float64(v)
+				}
+			} else {
+				for p := range k {
+					panel[p*16+c] = float64(b[p*n+j0+c])
+				}
+			}
+		}
+		i := 0
+		if cols == 16 {
+			for ; i+4 <= m; i += 4 {
+				for r := range 4 {
+					row := s.rows[r*k : (r+1)*k]
+					for p, v := range a[(i+r)*k : (i+r+1)*k] {
+						row[p] = float64(v)
+					}
+				}
+				tile4x16(dst[i*n+j0:], n, s.rows, k, panel, k)
+			}
+		}
+		for ; i < m; i++ { // rows (or a last narrow panel) the tiles leave
+			ar := a[i*k : (i+1)*k]
+			for c := range cols {
+				var sum float64
+				for p, x := range ar {
+					sum += float64(float64(x) * panel[p*16+c])
+				}
+				dst[i*n+j0+c] = sum
+			}
+		}
+	})
 }

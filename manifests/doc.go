@@ -36,6 +36,15 @@
 // name and removed by the next write to the same parent (only when the pid
 // in the name is no longer running).
 //
+// Files are written with direct I/O where the filesystem allows it
+// (O_DIRECT on Linux; see direct.go): whole 4 KiB blocks go from aligned
+// staging buffers to the device, several 4 MiB writes in flight per file,
+// and only a file's last partial block passes through the page cache. A
+// bundle is usually larger than the page cache, and on virtual machines
+// filling the cache costs about as much CPU as computing the data. Set
+// BundleWriter.Buffered for plain buffered writes; with NoSync, or for
+// zstd files, writes are buffered anyway.
+//
 // # Reading
 //
 // ReadManifest rejects unknown schema versions, tensor paths that are not

@@ -1,0 +1,17 @@
+package golden
+
+import "github.com/goldset/goldset/internal/cpu"
+
+//go:noescape
+func matmulTile4x16(dst *float64, ldd int, a *float64, lda int, b *float64, k int)
+
+// hasMatmulTile selects the AVX-512 tile kernel (tests turn it off).
+var hasMatmulTile = cpu.X86.HasAVX512F
+
+// tile4x16 runs the kernel on dst rows i..i+3, columns j..j+15.
+func tile4x16(dst []float64, ldd int, a []float64, lda int, b []float64, k int) {
+	_ = dst[3*ldd+15]
+	_ = a[3*lda+k-1]
+	_ = b[16*k-1]
+	matmulTile4x16(&dst[0], ldd, &a[0], lda, &b[0], k)
+}

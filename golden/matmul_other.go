@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package golden
+
+var hasMatmulTile = false
+
+func tile4x16([]float64, int, []float64, int, []float64, int) { panic("golden: no tile kernel") }
