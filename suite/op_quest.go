@@ -296,9 +296,9 @@ func buildQuest(c *caseCtx, p *questParams) error {
 		c.tick()
 		return nil
 	}
-	err = whileWriting(func(s func() bool) error {
+	err = whileWriting(func(gate func(int), s func() bool) error {
 		stopped = s
-		return forOrdered(W, window, B, work, emit)
+		return forOrdered(W, window, B, gate, work, emit)
 	}, func() error { return writePagedInputs(c, &p.pagedParams, l, &q, ks, vs) })
 	if err != nil {
 		return err

@@ -638,8 +638,8 @@ func buildPagedAttention(c *caseCtx, p *pagedParams) error {
 	for w := range scs {
 		scs[w] = newSeqScratch(l, p.DType)
 	}
-	err = whileWriting(func(stopped func() bool) error {
-		return forOrdered(W, 2*W, B, func(b, w int) error {
+	err = whileWriting(func(gate func(int), stopped func() bool) error {
+		return forOrdered(W, 2*W, B, gate, func(b, w int) error {
 			if err := c.ctx.Err(); err != nil || stopped() {
 				return err
 			}

@@ -46,7 +46,10 @@ func parallelChunks(workers, n int, fn func(w, lo, hi int)) {
 // which bounds the per-item results that wait for emission. After an
 // error no new item starts; the error of the lowest failing item is
 // returned once the workers have stopped.
-func forOrdered(workers, window, n int, work func(b, w int) error, emit func(b int) error) error {
+//
+// gate, when not nil, is called by each worker before it takes its first
+// item (to hold some workers back for a while).
+func forOrdered(workers, window, n int, gate func(w int), work func(b, w int) error, emit func(b int) error) error {
 	workers = max(1, min(workers, n))
 	window = max(window, workers)
 	type result struct {
@@ -67,6 +70,9 @@ func forOrdered(workers, window, n int, work func(b, w int) error, emit func(b i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if gate != nil {
+				gate(w)
+			}
 			for {
 				select {
 				case <-stop:
@@ -120,13 +126,22 @@ func forOrdered(workers, window, n int, work func(b, w int) error, emit func(b i
 // whileWriting runs compute on its own goroutine while write runs on the
 // caller's: the goldens of paged cases regenerate their inputs rather than
 // read them back, so they need not wait for the (device-bound) input files.
-// If write fails, stopped() turns true so compute can end early; the
-// write error wins, then compute's.
-func whileWriting(compute func(stopped func() bool) error, write func() error) error {
+// The writing is the critical path (the device must be kept busy), so
+// compute gets one worker until it is done: gate(w) blocks workers w >= 1
+// until then. If write fails, stopped() turns true so compute can end
+// early; the write error wins, then compute's.
+func whileWriting(compute func(gate func(w int), stopped func() bool) error, write func() error) error {
 	var stop atomic.Bool
+	written := make(chan struct{})
+	gate := func(w int) {
+		if w > 0 {
+			<-written
+		}
+	}
 	done := make(chan error, 1)
-	go func() { done <- compute(stop.Load) }()
+	go func() { done <- compute(gate, stop.Load) }()
 	werr := write()
+	close(written)
 	if werr != nil {
 		stop.Store(true)
 	}

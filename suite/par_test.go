@@ -29,7 +29,7 @@ func TestForOrdered(t *testing.T) {
 				time.Sleep(time.Duration((tc.n-b)%5) * 200 * time.Microsecond)
 				return nil
 			}
-			err := forOrdered(tc.workers, tc.window, tc.n, work, func(b int) error {
+			err := forOrdered(tc.workers, tc.window, tc.n, nil, work, func(b int) error {
 				inFlight.Add(-1)
 				out = append(out, b)
 				return nil
@@ -58,7 +58,7 @@ func TestForOrdered(t *testing.T) {
 
 	errWork := errors.New("work failed")
 	var emitted []int
-	err := forOrdered(2, 4, 40, func(b, _ int) error {
+	err := forOrdered(2, 4, 40, nil, func(b, _ int) error {
 		if b == 9 || b == 12 {
 			return fmt.Errorf("item %d: %w", b, errWork)
 		}
@@ -74,7 +74,7 @@ func TestForOrdered(t *testing.T) {
 	}
 	errEmit := errors.New("emit failed")
 	var started atomic.Int64
-	err = forOrdered(2, 2, 1000, func(b, _ int) error { started.Add(1); return nil }, func(b int) error {
+	err = forOrdered(2, 2, 1000, nil, func(b, _ int) error { started.Add(1); return nil }, func(b int) error {
 		if b == 3 {
 			return errEmit
 		}
