@@ -21,8 +21,11 @@
 # drifts in machine load hit all of them), each under /usr/bin/time -v. After
 # every command a timed `sync` flushes what the command left dirty (goldset and
 # dd fsync their output, the peer by default does not), so no run pays for the
-# previous one's write-back; the sync time is recorded as sync_after_s. Outputs
-# are deleted right after being measured.
+# previous one's write-back; the sync time is recorded as sync_after_s. The
+# table shows the ratio of walls and, as "incl. sync", of wall + sync_after_s:
+# the time until the bytes are on the device, which goldset's wall already
+# includes and the peer's does not. Outputs are deleted right after being
+# measured.
 #
 # Results: bench/out/results.json, bench/out/results.md, bench/out/runs.jsonl
 # (one line per run), logs in bench/out/logs/. The machine is small and shared:
@@ -263,8 +266,10 @@ for cid in order:
     }
     if cid in targets:
         s, m = row["speedup_peer_over_goldset"], row["rss_ratio_peer_over_goldset"]
+        sd = row["speedup_incl_sync"]
         row["target"] = {"speedup_min": 5, "rss_ratio_min": 3,
-                         "speed_met": s is not None and s >= 5, "rss_met": m is not None and m >= 3}
+                         "speed_met": s is not None and s >= 5, "rss_met": m is not None and m >= 3,
+                         "speed_met_incl_sync": sd is not None and sd >= 5}
     rows.append(row)
 
 res = {"created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -286,14 +291,17 @@ def tgt(r):
     t = r.get("target")
     if not t:
         return ""
-    return ("speed " + ("met" if t["speed_met"] else "MISSED") + ", RSS " + ("met" if t["rss_met"] else "MISSED"))
+    return ("speed " + ("met" if t["speed_met"] else "MISSED")
+            + " (incl. sync " + ("met" if t["speed_met_incl_sync"] else "MISSED") + ")"
+            + ", RSS " + ("met" if t["rss_met"] else "MISSED"))
 
-hdr = ["case", "goldset wall", "peer wall", "peer/goldset", "goldset RSS", "peer RSS", "RSS peer/goldset",
+hdr = ["case", "goldset wall", "peer wall", "peer/goldset", "incl. sync", "goldset RSS", "peer RSS", "RSS peer/goldset",
        "bytes (goldset)", "goldset GB/s", "dd GB/s", "goldset/dd time", "target (>=5x, <=1/3 RSS)"]
 tab = []
 for r in rows:
     tab.append([r["case"], fs(r["goldset_wall_s"], " s"), fs(r["peer_wall_s"], " s"),
-                fs(r["speedup_peer_over_goldset"], "x", 2), fs(r["goldset_rss_mib"], " MiB", 0),
+                fs(r["speedup_peer_over_goldset"], "x", 2), fs(r["speedup_incl_sync"], "x", 2),
+                fs(r["goldset_rss_mib"], " MiB", 0),
                 fs(r["peer_rss_mib"], " MiB", 0), fs(r["rss_ratio_peer_over_goldset"], "x", 1),
                 gb(r["goldset_bytes"]), fs(r["goldset_gbps"], "", 3), fs(r["dd_gbps"], "", 3),
                 fs(r["goldset_over_dd_time"], "x", 2), tgt(r)])

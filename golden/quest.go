@@ -171,14 +171,7 @@ func BlockMetadataHalf(kmax, kmin []float64, kCache []uint16, ht HalfType, block
 			for e, h := range kCache[base : base+row] {
 				hi[e], lo[e] = orderedHalf(h), orderedHalf(h)
 			}
-			for off := 1; off < cnt; off++ {
-				src := kCache[base+off*row : base+(off+1)*row]
-				for e, h := range src {
-					k := orderedHalf(h)
-					hi[e] = max(hi[e], k)
-					lo[e] = min(lo[e], k)
-				}
-			}
+			orderedMinMax(hi, lo, kCache[base:base+cnt*row], row, cnt)
 			for e := range row {
 				if hi[e] > inf || lo[e] < -inf-1 { // a NaN of either sign
 					mx[e], mn[e] = metaNaN(kc, base+e, row, cnt)
@@ -196,6 +189,17 @@ func BlockMetadataHalf(kmax, kmin []float64, kCache []uint16, ht HalfType, block
 // the values (-0 just below +0, NaNs beyond the infinities). Applied to
 // the result's bits it gives back the pattern.
 func orderedHalf(h uint16) int16 { return int16(h ^ uint16(int16(h)>>15)&0x7fff) }
+
+// orderedMinMaxGo is orderedMinMax's portable loop.
+func orderedMinMaxGo(hi, lo []int16, src []uint16, row, cnt int) {
+	for off := 1; off < cnt; off++ {
+		for e, h := range src[off*row : (off+1)*row] {
+			k := orderedHalf(h)
+			hi[e] = max(hi[e], k)
+			lo[e] = min(lo[e], k)
+		}
+	}
+}
 
 // metaNaN is BlockMetadata's float64 max and min over cnt tokens of one
 // element (offset o, token stride row), for elements holding a NaN.

@@ -46,11 +46,16 @@
 //
 // Paged caches are produced one physical block at a time, each a pure
 // function of its block id (stream offset plus transforms), and written in
-// id order through reused buffers. The golden then gathers each sequence's
-// blocks, read back from the file just written (regenerated when the sink
-// keeps no files), two sequences at a time; outputs are written in sequence
-// order. Hashing and writing run on one goroutine per tensor. Memory is
-// bounded by the longest sequence, not by the cache.
+// id order through reused buffers. The golden gathers each sequence's
+// blocks by regenerating them (as raw half bits: the kernels widen rows as
+// they read them), two sequences at a time, while the caches are still
+// being written (whileWriting; one golden worker until the writing is
+// done, since the device is the critical path). Sequences are handed out
+// as workers free up and their results emitted in sequence order
+// (forOrdered); quest keeps its per-sequence outputs in memory until the
+// inputs are written, so the manifest order never depends on timing.
+// Hashing and writing run on one goroutine per tensor. Memory is bounded
+// by the longest sequence, not by the cache.
 //
 // # Determinism
 //

@@ -137,7 +137,6 @@ type floatTensor struct {
 	dtype string
 	bits  []uint16  // float16/bfloat16 storage
 	vals  []float32 // exact values (float32 storage for float32)
-	raw   []byte    // scratch for read-back
 }
 
 // normalTensor draws n values of scale*N(0,1) from stream s at offset at,

@@ -236,7 +236,9 @@ func buildQuest(c *caseCtx, p *questParams) error {
 			return err
 		}
 		sc, r, nb := scs[w], &res[b%window], l.nb[b]
-		sc.gather(ks, vs, b)
+		// Keys of every block feed the metadata; values are needed for
+		// the selected blocks only, unless the dense pass runs.
+		ks.gather(sc.k, b, sc.bufs, nil)
 		dims := seqDims(&p.pagedParams, nb)
 		cl := []int32{int32(l.lens[b])}
 		r.kmax = make([]float64, nb*Hkv*D)
@@ -258,6 +260,11 @@ func buildQuest(c *caseCtx, p *questParams) error {
 				return errParams("sequence %d: the needle block %d was selected; raise plant_gain", b, pos/p.BS)
 			}
 		}
+		var want func(int) bool
+		if p.NoDense {
+			want = func(i int) bool { return slices.Contains(r.sel, int32(i)) }
+		}
+		vs.gather(sc.v, b, sc.bufs, want)
 		if err := sc.sparseAttention(out[b*Hq*D:(b+1)*Hq*D], lse[b*Hq:(b+1)*Hq], qb, cl, r.sel, dims, qp, p.Scale); err != nil {
 			return err
 		}

@@ -386,13 +386,19 @@ func (s *kvSource) writeCache(c *caseCtx, t *tensorOut) error {
 // (about 1.5 GB/s per core with the vector kernel) is cheaper than the
 // page cache a read-back needs, and the goldens can run while the caches
 // are still being written.
-func (s *kvSource) gather(dst *floatTensor, b int, bufs []*floatTensor) {
+//
+// With want set, only the logical blocks it selects are produced (the
+// others keep stale data that the caller does not read).
+func (s *kvSource) gather(dst *floatTensor, b int, bufs []*floatTensor, want func(i int) bool) {
 	be := s.l.blockElems()
 	nb := s.l.nb[b]
 	// Blocks are independent: split them over the buffers' workers, each
 	// block produced straight into its place in dst (no copy).
 	parallelChunks(len(bufs), nb, func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
+			if want != nil && !want(i) {
+				continue
+			}
 			p := int(s.l.bt[b*s.l.maxb+i])
 			if dst.bits != nil {
 				s.block(&floatTensor{dtype: s.dtype, vals: bufs[w].vals, bits: dst.bits[i*be : (i+1)*be]}, p, false)
@@ -547,8 +553,8 @@ func newSeqScratch(l *layout, dtype string) *seqScratch {
 
 // gather loads sequence b's keys and values.
 func (sc *seqScratch) gather(ks, vs *kvSource, b int) {
-	ks.gather(sc.k, b, sc.bufs)
-	vs.gather(sc.v, b, sc.bufs)
+	ks.gather(sc.k, b, sc.bufs, nil)
+	vs.gather(sc.v, b, sc.bufs, nil)
 }
 
 // halfType is the golden kernels' name for a half dtype.

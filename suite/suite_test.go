@@ -257,3 +257,47 @@ func readTensor(t *testing.T, dir string, c *manifests.Case, name string) (npy.H
 	}
 	return h, data
 }
+
+// TestQuestNoDense checks that no_dense drops only dense_out and its info:
+// every other tensor (inputs, metadata, scores, selection, out, lse) has
+// the same bytes as with the dense pass, although without it only the
+// selected blocks' values are regenerated.
+func TestQuestNoDense(t *testing.T) {
+	const rec = `{"name": "nd", "version": "0.1.0", "spec_version": 1, "seed": 3, "cases": [
+  {"id": "a", "op": "quest", "split": "public", "params": {"hq": 8, "hkv": 2, "d": 16, "bs": 4, "dtype": "float16", "context_lens": [3, 30, 41, 77], "k": 3, "granularity": "kv_group_sum"}},
+  {"id": "b", "op": "quest", "split": "public", "params": {"hq": 8, "hkv": 2, "d": 16, "bs": 4, "dtype": "float16", "context_lens": [3, 30, 41, 77], "k": 3, "granularity": "kv_group_sum", "no_dense": true}}]}`
+	r, err := manifests.ParseRecipe("nd", []byte(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Cases[1].ID = "a" // same id, hence the same streams
+	dense, err := Build(context.Background(), &manifests.Recipe{Name: r.Name, Version: r.Version, SpecVersion: r.SpecVersion, Seed: r.Seed, Cases: r.Cases[:1]}, HashSink{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sparse, err := Build(context.Background(), &manifests.Recipe{Name: r.Name, Version: r.Version, SpecVersion: r.SpecVersion, Seed: r.Seed, Cases: r.Cases[1:]}, HashSink{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, tn := range dense.Cases[0].Tensors {
+		want[tn.Name] = tn.SHA256
+	}
+	if _, ok := want["dense_out"]; !ok {
+		t.Fatal("the dense case has no dense_out")
+	}
+	if len(sparse.Cases[0].Tensors) != len(want)-1 {
+		t.Fatalf("no_dense case has %d tensors, want %d", len(sparse.Cases[0].Tensors), len(want)-1)
+	}
+	for _, tn := range sparse.Cases[0].Tensors {
+		if tn.Name == "dense_out" {
+			t.Fatal("no_dense case wrote dense_out")
+		}
+		if want[tn.Name] != tn.SHA256 {
+			t.Errorf("%s differs between the dense and no_dense builds", tn.Name)
+		}
+	}
+	if bytes.Contains(sparse.Cases[0].Info, []byte("sparse_dense_rel_l2")) {
+		t.Error("no_dense case records sparse_dense_rel_l2")
+	}
+}
