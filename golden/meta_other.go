@@ -4,4 +4,6 @@ package golden
 
 var hasMetaVec = false
 
-func orderedMinMax(hi, lo []int16, src []uint16, row, cnt int) { orderedMinMaxGo(hi, lo, src, row, cnt) }
+func orderedMinMax(hi, lo []int16, src []uint16, row, cnt int) {
+	orderedMinMaxGo(hi, lo, src, row, cnt)
+}
