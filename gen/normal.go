@@ -66,8 +66,8 @@ const squeezeMargin = 1e-9
 func init() {
 	f := func(x float64) float64 { return detmath.Exp(-0.5 * x * x) }
 	for i := 1; i < zigN; i++ {
-		a := float64(zigK[i]) * zigW[i]
-		b := 0x1p23 * zigW[i]
+		a := float64(float64(zigK[i]) * zigW[i])
+		b := float64(0x1p23 * zigW[i])
 		if !(a < b) || (a < 1 && b > 1) { // empty, or straddling the inflection at 1
 			continue
 		}
@@ -76,7 +76,7 @@ func init() {
 		chord0 := fa - float64(chord1*a)
 		c := 0.5 * (a + b)
 		fc := f(c)
-		tan1 := -c * fc
+		tan1 := float64(-c * fc)
 		tan0 := fc - float64(tan1*c)
 		sq := squeeze{ok: true}
 		if a >= 1 { // convex: chord above, tangent below
