@@ -69,23 +69,7 @@ func (p QuestParams) Anchors() int {
 // result does not depend on token order, and a NaN among valid tokens
 // propagates.
 func BlockMetadata(kmax, kmin []float64, kCache []float32, blockTables, contextLens []int32, dims AttentionDims) error {
-	if err := dims.check(); err != nil {
-		return err
-	}
-	n := dims.NB * dims.BS * dims.Hkv * dims.D
-	if len(kCache) != n {
-		panic(badLenCache)
-	}
-	if len(blockTables) != dims.B*dims.MAXB {
-		panic(badLenBT)
-	}
-	if len(contextLens) != dims.B {
-		panic(badLenCL)
-	}
-	if len(kmax) != dims.B*dims.MAXB*dims.Hkv*dims.D || len(kmin) != len(kmax) {
-		panic(badLenMeta)
-	}
-	if err := dims.checkSeqs(blockTables, contextLens); err != nil {
+	if err := checkMeta(kmax, kmin, len(kCache), blockTables, contextLens, dims); err != nil {
 		return err
 	}
 	row := dims.Hkv * dims.D
@@ -119,17 +103,12 @@ func BlockMetadata(kmax, kmin []float64, kCache []float32, blockTables, contextL
 	return nil
 }
 
-// BlockMetadataHalf is BlockMetadata with kCache given as float16 or
-// bfloat16 bits (ht); the results are identical. The max and min are taken
-// on the bit patterns mapped to integers of the same order (+0 above -0),
-// which needs no widening; an element whose tokens hold a NaN is redone
-// in float64 so NaN propagates exactly as in BlockMetadata.
-func BlockMetadataHalf(kmax, kmin []float64, kCache []uint16, ht HalfType, blockTables, contextLens []int32, dims AttentionDims) error {
+// checkMeta validates BlockMetadata's arguments (nCache: the cache length).
+func checkMeta(kmax, kmin []float64, nCache int, blockTables, contextLens []int32, dims AttentionDims) error {
 	if err := dims.check(); err != nil {
 		return err
 	}
-	kc := halfView(kCache, ht)
-	if len(kCache) != dims.NB*dims.BS*dims.Hkv*dims.D {
+	if nCache != dims.NB*dims.BS*dims.Hkv*dims.D {
 		panic(badLenCache)
 	}
 	if len(blockTables) != dims.B*dims.MAXB {
@@ -141,9 +120,19 @@ func BlockMetadataHalf(kmax, kmin []float64, kCache []uint16, ht HalfType, block
 	if len(kmax) != dims.B*dims.MAXB*dims.Hkv*dims.D || len(kmin) != len(kmax) {
 		panic(badLenMeta)
 	}
-	if err := dims.checkSeqs(blockTables, contextLens); err != nil {
+	return dims.checkSeqs(blockTables, contextLens)
+}
+
+// BlockMetadataHalf is BlockMetadata with kCache given as float16 or
+// bfloat16 bits (ht); the results are identical. The max and min are taken
+// on the bit patterns mapped to integers of the same order (+0 above -0),
+// which needs no widening; an element whose tokens hold a NaN is redone
+// in float64 so NaN propagates exactly as in BlockMetadata.
+func BlockMetadataHalf(kmax, kmin []float64, kCache []uint16, ht HalfType, blockTables, contextLens []int32, dims AttentionDims) error {
+	if err := checkMeta(kmax, kmin, len(kCache), blockTables, contextLens, dims); err != nil {
 		return err
 	}
+	kc := halfView(kCache, ht)
 	inf := int16(0x7c00)
 	if ht == BF16 {
 		inf = 0x7f80
