@@ -34,7 +34,8 @@ func newHalfVecConsts(lo, hi, shift, bias uint64) *halfVecConsts {
 	return c
 }
 
-// useAVX512 selects chunkHalfAVX512; tests turn it off to compare.
+// useAVX512 selects chunkHalfAVX512 (TestChunkHalfVecMatchesScalar compares
+// it with chunkNormals and f16s/bf16s).
 var useAVX512 = cpu.X86.HasAVX512F
 
 func init() {

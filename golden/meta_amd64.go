@@ -5,7 +5,8 @@ import "github.com/goldset/goldset/internal/cpu"
 //go:noescape
 func orderedMinMaxAVX2(hi, lo *int16, src *uint16, row, cnt int)
 
-// hasMetaVec selects the AVX2 max/min (tests turn it off).
+// hasMetaVec selects the AVX2 max/min (TestBlockMetadataHalfSpecials checks
+// it against the float32 kernel, bit for bit).
 var hasMetaVec = cpu.X86.HasAVX2F16C
 
 // orderedMinMax folds tokens 1..cnt-1 of a block (token stride row) into
