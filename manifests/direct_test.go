@@ -88,3 +88,54 @@ func TestDirectPoolReuse(t *testing.T) {
 		t.Errorf("pool holds %d buffers after three closed files, want 3..%d", n, directPoolMax)
 	}
 }
+
+// TestEarlySync lowers the early-fsync threshold so that large files are
+// fsynced and closed in the background as they close: Commit must wait for
+// those and still produce the full bundle, and Abort must remove the
+// temporary directory after them.
+func TestEarlySync(t *testing.T) {
+	defer func(v int64) { earlySyncBytes = v }(earlySyncBytes)
+	earlySyncBytes = directBufSize
+	data := bytes.Repeat([]byte("goldset!"), directBufSize/4) // 2 buffers
+	for _, commit := range []bool{true, false} {
+		dir := filepath.Join(t.TempDir(), "b")
+		bw, err := CreateBundle(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"big1.bin", "big2.bin", "small.bin"} {
+			fw, err := bw.Create(name, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := data
+			if name == "small.bin" {
+				d = data[:100]
+			}
+			if _, err := fw.Write(d); err != nil {
+				t.Fatal(err)
+			}
+			if err := fw.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if fw := len(bw.early); fw != 2 {
+			t.Fatalf("%d early syncs started, want 2 (the big files)", fw)
+		}
+		if !commit {
+			bw.Abort()
+			if _, err := os.Stat(bw.Dir()); !os.IsNotExist(err) {
+				t.Fatalf("Abort left %s: %v", bw.Dir(), err)
+			}
+			continue
+		}
+		m := &Manifest{SchemaVersion: SchemaVersion, Suite: "s", SuiteVersion: "1", SpecVersion: 1, Generator: "g", Seed: 3}
+		if err := bw.Commit(m); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, "big2.bin"))
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("big2.bin after Commit: %d bytes, err %v", len(got), err)
+		}
+	}
+}
