@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/goldset/goldset/golden"
 )
@@ -231,20 +232,47 @@ func buildQuest(c *caseCtx, p *questParams) error {
 	scoreRow := make([]float64, hsel*maxb)
 	margin, hasMargin := math.Inf(1), false
 	var stopped func() bool
+	// The metadata of each block is also taken as the key cache is
+	// written (see blockMeta). Sequences started before the keys are out
+	// regenerate all their keys for it (the writing leaves the CPU idle
+	// part of the time); those started after read it and regenerate only
+	// the rows attention reads. Both give the same bits.
+	bm := newBlockMeta(l, p.DType, defaultJobs())
+	ks.visit = bm.visit
+	keys := make(chan struct{})
+	var keysOK atomic.Bool
+	keysDone := func() { keysOK.Store(true); close(keys) }
 	work := func(b, w int) error {
 		if err := c.ctx.Err(); err != nil || stopped() {
 			return err
 		}
 		sc, r, nb := scs[w], &res[b%window], l.nb[b]
-		// Keys of every block feed the metadata; values are needed for
-		// the selected blocks only, unless the dense pass runs.
-		ks.gather(sc.k, b, sc.bufs, nil)
 		dims := seqDims(&p.pagedParams, nb)
 		cl := []int32{int32(l.lens[b])}
 		r.kmax = make([]float64, nb*Hkv*D)
 		r.kmin = make([]float64, nb*Hkv*D)
-		if err := sc.blockMetadata(r.kmax, r.kmin, cl, dims); err != nil {
-			return err
+		fromWriter := false
+		ready := keys
+		switch questMeta {
+		case "writer":
+			<-keys
+		case "regen":
+			ready = nil // never ready
+		}
+		select {
+		case <-ready:
+			if !keysOK.Load() {
+				return nil // the writer failed: its error wins
+			}
+			fromWriter = true
+			if err := bm.sequence(r.kmax, r.kmin, b); err != nil {
+				return err
+			}
+		default:
+			ks.gather(sc.k, b, sc.bufs, nil)
+			if err := sc.blockMetadata(r.kmax, r.kmin, cl, dims); err != nil {
+				return err
+			}
 		}
 		r.scores = make([]float64, hsel*nb)
 		qb := q.vals[b*Hq*D : (b+1)*Hq*D]
@@ -260,9 +288,27 @@ func buildQuest(c *caseCtx, p *questParams) error {
 				return errParams("sequence %d: the needle block %d was selected; raise plant_gain", b, pos/p.BS)
 			}
 		}
-		var want func(int) bool
+		// Attention reads the rows of the selected blocks' KV heads only,
+		// unless the dense pass runs.
+		var want func(int) []bool
 		if p.NoDense {
-			want = func(i int) bool { return slices.Contains(r.sel, int32(i)) }
+			G := Hq / Hkv
+			heads := make([]bool, nb*Hkv) // [logical block, KV head]
+			for row := range hsel {
+				g := row // kv_group_sum: a row per KV head
+				if hsel == Hq {
+					g = row / G
+				}
+				for _, i := range r.sel[row*p.K : (row+1)*p.K] {
+					if i >= 0 {
+						heads[int(i)*Hkv+g] = true
+					}
+				}
+			}
+			want = func(i int) []bool { return heads[i*Hkv : (i+1)*Hkv] }
+		}
+		if fromWriter {
+			ks.gather(sc.k, b, sc.bufs, want)
 		}
 		vs.gather(sc.v, b, sc.bufs, want)
 		if err := sc.sparseAttention(out[b*Hq*D:(b+1)*Hq*D], lse[b*Hq:(b+1)*Hq], qb, cl, r.sel, dims, qp, p.Scale); err != nil {
@@ -306,7 +352,14 @@ func buildQuest(c *caseCtx, p *questParams) error {
 	err = whileWriting(func(gate func(int), s func() bool) error {
 		stopped = s
 		return forOrdered(W, window, B, gate, work, emit)
-	}, func() error { return writePagedInputs(c, &p.pagedParams, l, &q, ks, vs) })
+	}, func() error {
+		defer func() {
+			if !keysOK.Load() {
+				close(keys)
+			}
+		}()
+		return writePagedInputs(c, &p.pagedParams, l, &q, ks, vs, keysDone)
+	})
 	if err != nil {
 		return err
 	}
@@ -347,4 +400,80 @@ func relL2(a, b []float64) float64 {
 		return 0
 	}
 	return math.Sqrt(num / den)
+}
+
+// questMeta forces where Quest goldens take the block metadata from:
+// "writer" (wait for the key cache), "regen" (regenerate the keys), or
+// "" (whichever is ready). Tests set it to check that both agree.
+var questMeta = ""
+
+// blockMeta holds Quest's per-block key metadata (ops.md §5: the
+// elementwise max and min over a block's tokens below L), taken from each
+// referenced physical block as the key cache is written. The values are
+// half or float32 values, so float32 storage is exact and halves the
+// footprint of float64 (8 KiB per block at Hkv*D = 1024).
+type blockMeta struct {
+	l       *layout
+	dtype   string
+	row     int         // Hkv*D
+	mx, mn  []float32   // [numBlk, row]
+	scratch [][]float64 // per writer worker: [2*row]
+	err     []error     // per writer worker: the first error
+}
+
+func newBlockMeta(l *layout, dtype string, workers int) *blockMeta {
+	row := l.p.Hkv * l.p.D
+	m := &blockMeta{l: l, dtype: dtype, row: row, mx: make([]float32, l.numBlk*row), mn: make([]float32, l.numBlk*row),
+		scratch: make([][]float64, workers), err: make([]error, workers)}
+	for w := range m.scratch {
+		m.scratch[w] = make([]float64, 2*row)
+	}
+	return m
+}
+
+// visit computes physical block p's metadata with the golden kernel on a
+// one-block sequence holding the owner's tokens of that block. A shared
+// block is a full first block of both its readers, so the owner's view is
+// theirs too. Unreferenced blocks are skipped.
+func (m *blockMeta) visit(w, p int, ft *floatTensor) {
+	b := int(m.l.owner[p])
+	if b < 0 || m.err[w] != nil {
+		return
+	}
+	i := int(m.l.logical[p])
+	tokens := min(m.l.p.BS, m.l.lens[b]-i*m.l.p.BS)
+	dims := golden.AttentionDims{B: 1, Hq: m.l.p.Hq, Hkv: m.l.p.Hkv, D: m.l.p.D, NB: 1, BS: m.l.p.BS, MAXB: 1}
+	mx, mn := m.scratch[w][:m.row], m.scratch[w][m.row:]
+	bt, cl := []int32{0}, []int32{int32(tokens)}
+	var err error
+	if ft.bits != nil {
+		err = golden.BlockMetadataHalf(mx, mn, ft.bits, halfType(m.dtype), bt, cl, dims)
+	} else {
+		err = golden.BlockMetadata(mx, mn, ft.vals, bt, cl, dims)
+	}
+	if err != nil {
+		m.err[w] = err
+		return
+	}
+	for e := range m.row {
+		m.mx[p*m.row+e] = float32(mx[e])
+		m.mn[p*m.row+e] = float32(mn[e])
+	}
+}
+
+// sequence fills kmax and kmin, [nb, Hkv, D], for sequence b.
+func (m *blockMeta) sequence(kmax, kmin []float64, b int) error {
+	for _, err := range m.err {
+		if err != nil {
+			return err
+		}
+	}
+	for i := range m.l.nb[b] {
+		p := int(m.l.bt[b*m.l.maxb+i])
+		for e := range m.row {
+			kmax[i*m.row+e] = float64(m.mx[p*m.row+e])
+			kmin[i*m.row+e] = float64(m.mn[p*m.row+e])
+		}
+	}
+	return nil
 }

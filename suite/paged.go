@@ -266,12 +266,24 @@ type kvSource struct {
 	hotGain float64
 	// tie makes every block's keys equal to block 0's stream values.
 	tie bool
+	// visit, when set, sees every block as writeCache produces it (bits
+	// exact, values exact for float32), on the worker w that made it: a
+	// golden that needs one pass over each block (Quest's metadata) takes
+	// it here instead of regenerating the block later.
+	visit func(w, p int, ft *floatTensor)
 }
 
 // block fills ft (blockElems values) with physical block p. Without
 // needVals only the stored bits are exact on return (enough for writing
 // the cache file); ft.vals is filled as the transforms need it.
-func (s *kvSource) block(ft *floatTensor, p int, needVals bool) {
+func (s *kvSource) block(ft *floatTensor, p int, needVals bool) { s.blockHeads(ft, p, needVals, nil) }
+
+// blockHeads is block producing only the rows of the KV heads g with
+// heads[g] set (all rows when heads is nil); the other rows keep stale
+// data, except where they share a generator chunk with a wanted row
+// (those get their true values: producing whole chunks keeps the vector
+// kernel's speed).
+func (s *kvSource) blockHeads(ft *floatTensor, p int, needVals bool, heads []bool) {
 	l := s.l
 	be := l.blockElems()
 	at := int64(p) * int64(be)
@@ -292,7 +304,11 @@ func (s *kvSource) block(ft *floatTensor, p int, needVals bool) {
 		}
 		return
 	}
-	fillValues(ft, s.stream, at, needVals || s.hot != nil)
+	if heads == nil {
+		fillValues(ft, s.stream, at, needVals || s.hot != nil)
+	} else {
+		s.fillHeads(ft, at, needVals || s.hot != nil, heads)
+	}
 	if b < 0 {
 		return
 	}
@@ -327,6 +343,46 @@ func (s *kvSource) block(ft *floatTensor, p int, needVals bool) {
 			}
 		}
 	}
+}
+
+// fillHeads draws the rows of the wanted KV heads of a block starting at
+// stream offset at, widened to whole generator chunks and merged into runs.
+func (s *kvSource) fillHeads(ft *floatTensor, at int64, needVals bool, heads []bool) {
+	D, hd, be := s.l.p.D, s.l.p.Hkv*s.l.p.D, int64(s.l.blockElems())
+	const ch = gen.ChunkElems
+	var lo, hi int64 = -1, -1 // the pending run, block-relative
+	flush := func() {
+		if lo < hi {
+			sub := floatTensor{dtype: ft.dtype, vals: ft.vals[lo:hi]}
+			if ft.bits != nil {
+				sub.bits = ft.bits[lo:hi]
+			}
+			fillValues(&sub, s.stream, at+lo, needVals)
+		}
+	}
+	for t := 0; t < s.l.p.BS; t++ {
+		for g := 0; g < len(heads); g++ {
+			if !heads[g] {
+				continue
+			}
+			g1 := g + 1
+			for g1 < len(heads) && heads[g1] {
+				g1++
+			}
+			a := int64(t*hd + g*D)
+			e := int64(t*hd + g1*D)
+			a = max(0, (at+a)/ch*ch-at)
+			e = min(be, (at+e+ch-1)/ch*ch-at)
+			if a <= hi {
+				hi = max(hi, e)
+			} else {
+				flush()
+				lo, hi = a, e
+			}
+			g = g1
+		}
+	}
+	flush()
 }
 
 // fillNormal draws len(ft.vals) standard normals at offset at into ft.
@@ -368,7 +424,14 @@ func (s *kvSource) writeCache(c *caseCtx, t *tensorOut) error {
 			return err
 		}
 		p1 := min(s.l.numBlk, p0+batch)
-		parallelRange(workers, p1-p0, func(i int) { s.block(bufs[i], p0+i, false) })
+		parallelChunks(workers, p1-p0, func(w, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				s.block(bufs[i], p0+i, false)
+				if s.visit != nil {
+					s.visit(w, p0+i, bufs[i])
+				}
+			}
+		})
 		for i := 0; i < p1-p0; i++ {
 			if err := bufs[i].write(t); err != nil {
 				return err
@@ -387,24 +450,28 @@ func (s *kvSource) writeCache(c *caseCtx, t *tensorOut) error {
 // page cache a read-back needs, and the goldens can run while the caches
 // are still being written.
 //
-// With want set, only the logical blocks it selects are produced (the
-// others keep stale data that the caller does not read).
-func (s *kvSource) gather(dst *floatTensor, b int, bufs []*floatTensor, want func(i int) bool) {
+// With want set, only the rows of the KV heads want(i) marks in logical
+// block i are produced (the others keep stale data that the caller does
+// not read).
+func (s *kvSource) gather(dst *floatTensor, b int, bufs []*floatTensor, want func(i int) []bool) {
 	be := s.l.blockElems()
 	nb := s.l.nb[b]
 	// Blocks are independent: split them over the buffers' workers, each
 	// block produced straight into its place in dst (no copy).
 	parallelChunks(len(bufs), nb, func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			if want != nil && !want(i) {
-				continue
+			var heads []bool
+			if want != nil {
+				if heads = want(i); !slices.Contains(heads, true) {
+					continue
+				}
 			}
 			p := int(s.l.bt[b*s.l.maxb+i])
 			if dst.bits != nil {
-				s.block(&floatTensor{dtype: s.dtype, vals: bufs[w].vals, bits: dst.bits[i*be : (i+1)*be]}, p, false)
+				s.blockHeads(&floatTensor{dtype: s.dtype, vals: bufs[w].vals, bits: dst.bits[i*be : (i+1)*be]}, p, false, heads)
 				continue
 			}
-			s.block(&floatTensor{dtype: s.dtype, vals: dst.vals[i*be : (i+1)*be]}, p, true)
+			s.blockHeads(&floatTensor{dtype: s.dtype, vals: dst.vals[i*be : (i+1)*be]}, p, true, heads)
 		}
 	})
 }
@@ -465,8 +532,9 @@ func pagedInputs(c *caseCtx, p *pagedParams, l *layout) (floatTensor, *kvSource,
 	return q, ks, vs
 }
 
-// writePagedInputs writes query, caches, block tables and context lengths.
-func writePagedInputs(c *caseCtx, p *pagedParams, l *layout, q *floatTensor, ks, vs *kvSource) error {
+// writePagedInputs writes query, caches, block tables and context lengths;
+// keysDone, when not nil, runs once the key cache is written.
+func writePagedInputs(c *caseCtx, p *pagedParams, l *layout, q *floatTensor, ks, vs *kvSource, keysDone func()) error {
 	B := len(l.lens)
 	if err := c.writeFloat(tensorSpec{name: "query", role: roleInput, dtype: p.DType, shape: []int64{int64(B), int64(p.Hq), int64(p.D)}}, q); err != nil {
 		return err
@@ -486,6 +554,9 @@ func writePagedInputs(c *caseCtx, p *pagedParams, l *layout, q *floatTensor, ks,
 		}
 		if err := t.close(); err != nil {
 			return err
+		}
+		if src.s == ks && keysDone != nil {
+			keysDone()
 		}
 	}
 	if err := c.writeInts(tensorSpec{name: "block_tables", role: roleInput, dtype: "int32", shape: []int64{int64(B), int64(l.maxb)}}, l.bt); err != nil {
@@ -654,7 +725,7 @@ func buildPagedAttention(c *caseCtx, p *pagedParams) error {
 			return sc.pagedAttention(out[b*p.Hq*p.D:(b+1)*p.Hq*p.D], lse[b*p.Hq:(b+1)*p.Hq],
 				q.vals[b*p.Hq*p.D:(b+1)*p.Hq*p.D], []int32{int32(l.lens[b])}, seqDims(p, nb), p.Scale)
 		}, func(int) error { c.tick(); return nil })
-	}, func() error { return writePagedInputs(c, p, l, &q, ks, vs) })
+	}, func() error { return writePagedInputs(c, p, l, &q, ks, vs, nil) })
 	if err != nil {
 		return err
 	}

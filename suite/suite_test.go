@@ -301,3 +301,48 @@ func TestQuestNoDense(t *testing.T) {
 		t.Error("no_dense case records sparse_dense_rel_l2")
 	}
 }
+
+// TestQuestMetaSources builds Quest cases with the block metadata taken
+// from the key-cache writer and with the keys regenerated, and wants the
+// same hashes: the writer's per-block metadata and the per-head partial
+// regeneration (rows of the selected KV heads only, no_dense) must not
+// change a bit. The shapes put generator chunks across head rows (d 12,
+// hkv 3) and cover float32/bfloat16, hostile, tie, shared blocks and the
+// exclude needle.
+func TestQuestMetaSources(t *testing.T) {
+	const rec = `{"name": "qm", "version": "0.1.0", "spec_version": 1, "seed": 5, "cases": [
+  {"id": "qh", "op": "quest", "split": "public", "params": {"hq": 8, "hkv": 2, "d": 16, "bs": 4, "dtype": "float16", "context_lens": [3, 30, 41, 77], "k": 3, "no_dense": true}},
+  {"id": "gs", "op": "quest", "split": "public", "params": {"hq": 8, "hkv": 2, "d": 16, "bs": 4, "dtype": "bfloat16", "context_lens": [5, 30, 64], "k": 4, "granularity": "kv_group_sum", "no_dense": true}},
+  {"id": "odd", "op": "quest", "split": "public", "params": {"hq": 6, "hkv": 3, "d": 12, "bs": 8, "dtype": "float16", "context_lens": [9, 50, 100, 33], "k": 4, "no_dense": true, "hostile": true}},
+  {"id": "f32", "op": "quest", "split": "public", "params": {"hq": 4, "hkv": 4, "d": 8, "bs": 4, "dtype": "float32", "context_lens": [17, 40], "k": 3, "no_dense": true, "shared_blocks": 1}},
+  {"id": "tie", "op": "quest", "split": "public", "params": {"hq": 4, "hkv": 2, "d": 8, "bs": 4, "dtype": "float16", "context_lens": [17, 40], "k": 3, "tie": true, "no_dense": true}},
+  {"id": "needle", "op": "quest", "split": "public", "params": {"hq": 4, "hkv": 2, "d": 128, "bs": 16, "dtype": "bfloat16", "context_lens": [300, 200], "k": 4, "needle": "exclude"}},
+  {"id": "dense", "op": "quest", "split": "public", "params": {"hq": 8, "hkv": 2, "d": 16, "bs": 4, "dtype": "float16", "context_lens": [3, 30, 41], "k": 3}}]}`
+	r, err := manifests.ParseRecipe("qm", []byte(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(v string) { questMeta = v }(questMeta)
+	hashes := map[string]map[string]string{}
+	for _, mode := range []string{"writer", "regen", ""} {
+		questMeta = mode
+		m, err := Build(context.Background(), r, HashSink{}, Options{})
+		if err != nil {
+			t.Fatalf("mode %q: %v", mode, err)
+		}
+		hashes[mode] = map[string]string{}
+		for _, c := range m.Cases {
+			for _, tn := range c.Tensors {
+				hashes[mode][c.ID+"/"+tn.Name] = tn.SHA256
+			}
+		}
+	}
+	if len(hashes["writer"]) == 0 {
+		t.Fatal("no tensors built")
+	}
+	for k, h := range hashes["regen"] {
+		if hashes["writer"][k] != h || hashes[""][k] != h {
+			t.Errorf("%s: hashes differ between metadata sources (writer %.12s, regen %.12s, auto %.12s)", k, hashes["writer"][k], h, hashes[""][k])
+		}
+	}
+}
