@@ -456,15 +456,31 @@ func (c *caseCtx) create(ts tensorSpec) (*tensorOut, error) {
 
 // emit appends data bytes.
 func (t *tensorOut) emit(p []byte) error {
-	if err := t.c.ctx.Err(); err != nil {
-		return err
-	}
 	if t.deferredSpec != nil {
+		if err := t.c.ctx.Err(); err != nil {
+			return err
+		}
 		t.mem = append(t.mem, p...)
 		return nil
 	}
+	b, err := t.reserve(len(p))
+	if err != nil {
+		return err
+	}
+	copy(b, p)
+	return t.submit(b)
+}
+
+// reserve returns a buffer of n bytes for the caller to fill with the
+// next data bytes and pass to submit: producers that can write in place
+// (writeCache) save emit's copy. It waits while writeAhead buffers are
+// queued. Not for deferred tensors.
+func (t *tensorOut) reserve(n int) ([]byte, error) {
+	if err := t.c.ctx.Err(); err != nil {
+		return nil, err
+	}
 	if e := t.werr.Load(); e != nil {
-		return *e
+		return nil, *e
 	}
 	var b []byte
 	select {
@@ -476,9 +492,17 @@ func (t *tensorOut) emit(p []byte) error {
 			b = <-t.free
 		}
 	}
-	t.queue <- append(b, p...)
-	t.n += int64(len(p))
-	t.c.onBytes(int64(len(p)))
+	if cap(b) < n {
+		b = make([]byte, n)
+	}
+	return b[:n], nil
+}
+
+// submit queues a buffer from reserve, filled.
+func (t *tensorOut) submit(b []byte) error {
+	t.queue <- b
+	t.n += int64(len(b))
+	t.c.onBytes(int64(len(b)))
 	if t.n-t.last >= 64<<20 {
 		t.last = t.n
 		t.c.tick()
