@@ -45,17 +45,23 @@
 // # Streaming and memory
 //
 // Paged caches are produced one physical block at a time, each a pure
-// function of its block id (stream offset plus transforms), and written in
-// id order through reused buffers. The golden gathers each sequence's
-// blocks by regenerating them (as raw half bits: the kernels widen rows as
-// they read them), two sequences at a time, while the caches are still
-// being written (whileWriting; one golden worker until the writing is
-// done, since the device is the critical path). Sequences are handed out
-// as workers free up and their results emitted in sequence order
-// (forOrdered); quest keeps its per-sequence outputs in memory until the
-// inputs are written, so the manifest order never depends on timing.
+// function of its block id (stream offset plus transforms), straight into
+// the tensor's queued write buffers, in id order. The golden gathers each
+// sequence's blocks by regenerating them (as raw half bits: the kernels
+// widen rows as they read them), two sequences at a time, while the
+// caches are still being written (whileWriting; one golden worker until
+// the writing is done, since the device is the critical path). Sequences
+// are handed out as workers free up and their results emitted in sequence
+// order (forOrdered); quest keeps its per-sequence outputs in memory until
+// the inputs are written, so the manifest order never depends on timing.
+// Quest also takes each block's metadata as the key cache is written
+// (kvSource.visit): sequences started after the keys are out read it
+// instead of regenerating every key, and with no_dense the attention
+// regenerates only the rows of the KV heads whose selection holds the
+// block (whole generator chunks, so neighbouring rows may come along).
 // Hashing and writing run on one goroutine per tensor. Memory is bounded
-// by the longest sequence, not by the cache.
+// by the longest sequence (plus 8 KiB of Quest metadata per block), not by
+// the cache.
 //
 // # Determinism
 //
