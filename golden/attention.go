@@ -161,7 +161,7 @@ type attnScratch struct {
 	acc     []float64   // [len(heads), D] sum of p_j v_j
 	m, sum  []float64   // [len(heads)]
 	rows    []float32   // [4, D] half rows widened for one token quad
-	qt      []float64   // [len(heads)][D][2] query quads laid out for qkQuad
+	qt      []float64   // [len(heads), D, 2] the quads' queries laid out for qkQuad
 }
 
 // headGroup is heads[start:end], all reading KV head kvh.
@@ -358,18 +358,12 @@ func attend(ws *attnScratch, out, lse []float64, q []float32, kCache, vCache kvV
 
 // scoreQuads sets the scores of the head quads of every group for the cnt
 // tokens of a block (K rows at base + j*rs + kvh*d), tokens t.. of the
-// sequence: the token pairs through qkQuad, 16 tokens of all groups at a
-// time so the rows stream through memory in order, and the odd last token
-// through dot.
+// sequence: the token pairs through qkQuad, an odd last token through dot.
 func scoreQuads(ws *attnScratch, kCache kvView, base, rs, cnt, t, tokens, d int, scale float64) {
-	const chunk = 16
-	for c := 0; c < cnt&^1; c += chunk {
-		n := min(chunk, cnt&^1-c)
-		for _, g := range ws.groups {
-			o := base + c*rs + g.kvh*d
-			for hi := g.start; hi < g.quadEnd(true); hi += 4 {
-				qkQuad(ws.s[hi*tokens+t+c:], tokens, ws.qt[2*hi*d:2*(hi+4)*d], kCache, o, rs, d, n, scale)
-			}
+	for _, g := range ws.groups {
+		o := base + g.kvh*d
+		for hi := g.start; hi < g.quadEnd(true); hi += 4 {
+			qkQuad(ws.s[hi*tokens+t:], tokens, ws.qt[2*hi*d:2*(hi+4)*d], kCache, o, rs, d, cnt&^1, scale)
 		}
 	}
 	if cnt%2 == 0 {

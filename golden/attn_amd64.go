@@ -10,7 +10,8 @@ var hasAttnVec = cpu.X86.HasAVX512F && cpu.X86.HasAVX2F16C
 // The score tiles write s[h*ls + j] = scale * (sum over e < d, in order,
 // of q_h[e]*k_j[e]) for four heads h and n tokens j (n even, d%8 == 0),
 // token j's row at k[j*rs]. q is the quad's query laid out [d][4][2] (each
-// value twice): see fillQT.
+// value twice, see fillQT). The tiles read only the rows of the n tokens
+// (they prefetch further, which cannot fault).
 
 //go:noescape
 func attnQKF32(s *float64, ls int, q *float64, k *float32, rs, d, n int, scale float64)
@@ -34,10 +35,13 @@ func attnPVF16(acc *float64, p *float64, ls int, v *uint16, rs, d, n int)
 //go:noescape
 func attnPVBF16(acc *float64, p *float64, ls int, v *uint16, rs, d, n int)
 
-// qkQuad runs the score tile for a quad of heads over n tokens (n even,
-// > 0) whose rows start at offset o of c with stride rs. s starts at the
-// first head's first score; ls is the head stride of s.
+// qkQuad runs the score tile for a quad of heads over n tokens (n even)
+// whose rows start at offset o of c with stride rs. s starts at the first
+// head's first score; ls is the head stride of s.
 func qkQuad(s []float64, ls int, qt []float64, c kvView, o, rs, d, n int, scale float64) {
+	if n <= 0 {
+		return
+	}
 	_ = s[3*ls+n-1]
 	_ = qt[8*d-1]
 	last := o + (n-1)*rs + d - 1
@@ -54,10 +58,12 @@ func qkQuad(s []float64, ls int, qt []float64, c kvView, o, rs, d, n int, scale 
 	}
 }
 
-// pvQuad runs the value tile for a quad of heads over n > 0 tokens; acc
-// holds the four heads' accumulators, p their probabilities (head stride
-// ls).
+// pvQuad runs the value tile for a quad of heads over n tokens; acc holds
+// the four heads' accumulators, p their probabilities (head stride ls).
 func pvQuad(acc, p []float64, ls int, c kvView, o, rs, d, n int) {
+	if n <= 0 {
+		return
+	}
 	_ = acc[4*d-1]
 	_ = p[3*ls+n-1]
 	last := o + (n-1)*rs + d - 1

@@ -1,51 +1,162 @@
 #include "textflag.h"
 
-// AVX-512 tiles of attend (attention.go). Every lane keeps one sequential
-// float64 sum, product rounded, then added (VMULPD, VADDPD: never fused),
-// so each score and each accumulator element has the bits of the scalar
-// loops; vectors only run across (head, token) lanes in the score tiles
-// and across elements e in the value tiles. Half rows are widened in
-// registers: VCVTPH2PS (float16) and a 16-bit shift (bfloat16) are exact,
-// and so is VCVTPS2PD; a signalling NaN comes out quiet with its payload,
-// which is what the scalar path's float32 -> float64 conversion gives.
+// AVX-512 tiles of attend (attention.go; attn_amd64.go declares them).
+// Every lane keeps one sequential float64 sum, each product rounded and
+// then added (VMULPD, VADDPD: never fused), so every score and every
+// accumulator element gets the bits of the scalar loops. The score tiles
+// run their lanes across (head, token), never across e; the value tiles
+// run theirs across e, each lane adding the tokens in order.
+//
+// Rows are widened in registers: VCVTPH2PS (float16), a 16-bit shift
+// (bfloat16) and VCVTPS2PD are exact. A signalling NaN comes out quiet
+// with its payload, which is also what the scalar path's float32 ->
+// float64 conversion (CVTSS2SD) makes of it, so the float64 operands are
+// the same bits on both paths.
+//
+// The half widening uses the VEX forms (F16C, AVX2), so its scratch
+// registers are below Y16; everything else is AVX-512F.
 
-// Row widening: 8 elements at mem into the float64 lanes of zd (yt is a
-// scratch register below Y16, for the VEX forms).
+// W* widen the 8 elements at mem into the float64 lanes of zd; yt is
+// scratch.
 #define WF32(mem, yt, zd) VCVTPS2PD mem, zd
 #define WF16(mem, yt, zd) VCVTPH2PS mem, yt; VCVTPS2PD yt, zd
 #define WBF16(mem, yt, zd) VPMOVZXWD mem, yt; VPSLLD $16, yt, yt; VCVTPS2PD yt, zd
 
-// ---------------------------------------------------------------- scores
+// ------------------------------------------------------------ score tiles
 //
-// Lanes 2h+u of a score accumulator hold head h (of 4) and token u (of
-// 2). Registers: Z16-Z23 accumulators (token pairs), Z24-Z31 the query
-// vectors (q_0..q_3[e], each twice) of 8 consecutive e, Z8/Z9 and Z12/Z13
-// the two rows of a pair in float64, Z0-Z7 key vectors (k_0[e], k_1[e])
-// x4. Pointers: DI scores, R8 head stride (bytes), R9 3*R8, SI query,
-// BX first row of the token group, DX row stride (bytes), R10 d, AX tokens
-// left, R11 query at e, R12 row 0 at e, R13 row of the pair, CX e left.
+// func attnQK*(s *float64, ls int, q *float64, k *T, rs, d, n int, scale float64)
+//
+// Lane 2h+u of an accumulator is head h (of the quad) and token u of a
+// token pair; q holds, for each e, (q_0[e], q_0[e], ..., q_3[e], q_3[e]),
+// and VPERMI2PD makes (k_0[e], k_1[e]) x4 from the pair's two widened rows.
+// The main loop takes 16 tokens (accumulators Z16-Z23) and steps e by 8:
+// query vectors Z24-Z31, rows Z8-Z15 (four pairs at a time, their e steps
+// interleaved so that four independent sums hide the add latency), key
+// vectors Z0-Z3, scale Z7. A tail loop takes one pair at a time.
+//
+// DI scores (head stride R8 bytes), SI query, BX row 0 of the token group,
+// DX row stride (bytes), R10 d, AX tokens left, R11 query at e, R12 row 0
+// at e, R13 the row being widened, CX e left (then the scores of head 2),
+// R14 and R9 16 and 17 rows (prefetch distances).
 
-// KVEC puts (a[i], b[i]) x4 into zt for the four i of one lane pattern:
-// lo = VUNPCKLPD rows (a0 b0 a2 b2 ...), hi = VUNPCKHPD rows (a1 b1 ...).
-#define QSTEP(imm, src, zt, zq, acc) VSHUFF64X2 imm, src, src, zt; VMULPD zq, zt, zt; VADDPD zt, acc, acc
+// attnPairIdx, 64 bytes for each i = 0..7: VPERMI2PD indexes taking
+// (a[i], b[i]) x4 from rows a and b.
+DATA attnPairIdx<>+0(SB)/8, $0
+DATA attnPairIdx<>+8(SB)/8, $8
+DATA attnPairIdx<>+16(SB)/8, $0
+DATA attnPairIdx<>+24(SB)/8, $8
+DATA attnPairIdx<>+32(SB)/8, $0
+DATA attnPairIdx<>+40(SB)/8, $8
+DATA attnPairIdx<>+48(SB)/8, $0
+DATA attnPairIdx<>+56(SB)/8, $8
+DATA attnPairIdx<>+64(SB)/8, $1
+DATA attnPairIdx<>+72(SB)/8, $9
+DATA attnPairIdx<>+80(SB)/8, $1
+DATA attnPairIdx<>+88(SB)/8, $9
+DATA attnPairIdx<>+96(SB)/8, $1
+DATA attnPairIdx<>+104(SB)/8, $9
+DATA attnPairIdx<>+112(SB)/8, $1
+DATA attnPairIdx<>+120(SB)/8, $9
+DATA attnPairIdx<>+128(SB)/8, $2
+DATA attnPairIdx<>+136(SB)/8, $10
+DATA attnPairIdx<>+144(SB)/8, $2
+DATA attnPairIdx<>+152(SB)/8, $10
+DATA attnPairIdx<>+160(SB)/8, $2
+DATA attnPairIdx<>+168(SB)/8, $10
+DATA attnPairIdx<>+176(SB)/8, $2
+DATA attnPairIdx<>+184(SB)/8, $10
+DATA attnPairIdx<>+192(SB)/8, $3
+DATA attnPairIdx<>+200(SB)/8, $11
+DATA attnPairIdx<>+208(SB)/8, $3
+DATA attnPairIdx<>+216(SB)/8, $11
+DATA attnPairIdx<>+224(SB)/8, $3
+DATA attnPairIdx<>+232(SB)/8, $11
+DATA attnPairIdx<>+240(SB)/8, $3
+DATA attnPairIdx<>+248(SB)/8, $11
+DATA attnPairIdx<>+256(SB)/8, $4
+DATA attnPairIdx<>+264(SB)/8, $12
+DATA attnPairIdx<>+272(SB)/8, $4
+DATA attnPairIdx<>+280(SB)/8, $12
+DATA attnPairIdx<>+288(SB)/8, $4
+DATA attnPairIdx<>+296(SB)/8, $12
+DATA attnPairIdx<>+304(SB)/8, $4
+DATA attnPairIdx<>+312(SB)/8, $12
+DATA attnPairIdx<>+320(SB)/8, $5
+DATA attnPairIdx<>+328(SB)/8, $13
+DATA attnPairIdx<>+336(SB)/8, $5
+DATA attnPairIdx<>+344(SB)/8, $13
+DATA attnPairIdx<>+352(SB)/8, $5
+DATA attnPairIdx<>+360(SB)/8, $13
+DATA attnPairIdx<>+368(SB)/8, $5
+DATA attnPairIdx<>+376(SB)/8, $13
+DATA attnPairIdx<>+384(SB)/8, $6
+DATA attnPairIdx<>+392(SB)/8, $14
+DATA attnPairIdx<>+400(SB)/8, $6
+DATA attnPairIdx<>+408(SB)/8, $14
+DATA attnPairIdx<>+416(SB)/8, $6
+DATA attnPairIdx<>+424(SB)/8, $14
+DATA attnPairIdx<>+432(SB)/8, $6
+DATA attnPairIdx<>+440(SB)/8, $14
+DATA attnPairIdx<>+448(SB)/8, $7
+DATA attnPairIdx<>+456(SB)/8, $15
+DATA attnPairIdx<>+464(SB)/8, $7
+DATA attnPairIdx<>+472(SB)/8, $15
+DATA attnPairIdx<>+480(SB)/8, $7
+DATA attnPairIdx<>+488(SB)/8, $15
+DATA attnPairIdx<>+496(SB)/8, $7
+DATA attnPairIdx<>+504(SB)/8, $15
+GLOBL attnPairIdx<>(SB), RODATA|NOPTR, $512
 
-// QPAIR adds the 8 products q[e..e+7] * k[e..e+7] of a token pair, in e
-// order, into acc; W widens a row.
-#define QPAIR(W, acc, za, zb, ya, yb) \
-	W((R13), ya, za); \
-	W((R13)(DX*1), yb, zb); \
-	VUNPCKLPD zb, za, Z0; \
-	VUNPCKHPD zb, za, Z1; \
-	QSTEP($0x00, Z0, Z2, Z24, acc); \
-	QSTEP($0x00, Z1, Z3, Z25, acc); \
-	QSTEP($0x55, Z0, Z4, Z26, acc); \
-	QSTEP($0x55, Z1, Z5, Z27, acc); \
-	QSTEP($0xaa, Z0, Z4, Z28, acc); \
-	QSTEP($0xaa, Z1, Z5, Z29, acc); \
-	QSTEP($0xff, Z0, Z2, Z30, acc); \
-	QSTEP($0xff, Z1, Z3, Z31, acc); \
+// QSTEP adds e-offset i (off = 64*i) of the pair with rows za, zb into acc:
+// zt = (za[i], zb[i]) x4, times the query vector zq.
+#define QSTEP(off, za, zb, zt, zq, acc) VMOVDQU64 attnPairIdx<>+off(SB), zt; VPERMI2PD zb, za, zt; VMULPD zq, zt, zt; VADDPD zt, acc, acc
+
+// QE does e-offset i of four pairs (rows Z8/Z9 ... Z14/Z15).
+#define QE(off, zq, a0, a1, a2, a3) \
+	QSTEP(off, Z8, Z9, Z0, zq, a0); \
+	QSTEP(off, Z10, Z11, Z1, zq, a1); \
+	QSTEP(off, Z12, Z13, Z2, zq, a2); \
+	QSTEP(off, Z14, Z15, Z3, zq, a3)
+
+// QROW2 widens the 8 elements at R13 of two rows into za, zb, prefetches
+// the same bytes 16 rows on and moves R13 two rows on.
+#define QROW2(W, za, zb) \
+	W((R13), Y4, za); \
+	W((R13)(DX*1), Y5, zb); \
+	PREFETCHT0 (R13)(R14*1); \
+	PREFETCHT0 (R13)(R9*1); \
 	LEAQ (R13)(DX*2), R13
 
+// QQUAD adds q[e..e+7] * k[e..e+7], in e order, into the accumulators
+// a0..a3 of four token pairs.
+#define QQUAD(W, a0, a1, a2, a3) \
+	QROW2(W, Z8, Z9); \
+	QROW2(W, Z10, Z11); \
+	QROW2(W, Z12, Z13); \
+	QROW2(W, Z14, Z15); \
+	QE(0, Z24, a0, a1, a2, a3); \
+	QE(64, Z25, a0, a1, a2, a3); \
+	QE(128, Z26, a0, a1, a2, a3); \
+	QE(192, Z27, a0, a1, a2, a3); \
+	QE(256, Z28, a0, a1, a2, a3); \
+	QE(320, Z29, a0, a1, a2, a3); \
+	QE(384, Z30, a0, a1, a2, a3); \
+	QE(448, Z31, a0, a1, a2, a3)
+
+// QPAIR is QQUAD for one token pair.
+#define QPAIR(W, acc) \
+	W((R13), Y4, Z8); \
+	W((R13)(DX*1), Y5, Z9); \
+	QSTEP(0, Z8, Z9, Z0, Z24, acc); \
+	QSTEP(64, Z8, Z9, Z1, Z25, acc); \
+	QSTEP(128, Z8, Z9, Z2, Z26, acc); \
+	QSTEP(192, Z8, Z9, Z3, Z27, acc); \
+	QSTEP(256, Z8, Z9, Z0, Z28, acc); \
+	QSTEP(320, Z8, Z9, Z1, Z29, acc); \
+	QSTEP(384, Z8, Z9, Z2, Z30, acc); \
+	QSTEP(448, Z8, Z9, Z3, Z31, acc)
+
+// QLOAD loads the query vectors of 8 e.
 #define QLOAD \
 	VMOVUPD (R11), Z24; \
 	VMOVUPD 64(R11), Z25; \
@@ -56,16 +167,16 @@
 	VMOVUPD 384(R11), Z30; \
 	VMOVUPD 448(R11), Z31
 
-// QSTORE scales acc and writes its two tokens of each head at off.
+// QSTORE scales acc and stores each head's two scores at off (head 2's
+// and 3's rows from CX = DI + 2 head strides).
 #define QSTORE(acc, off) \
 	VMULPD Z7, acc, acc; \
 	VEXTRACTF32X4 $0, acc, off(DI); \
 	VEXTRACTF32X4 $1, acc, off(DI)(R8*1); \
-	VEXTRACTF32X4 $2, acc, off(DI)(R8*2); \
-	VEXTRACTF32X4 $3, acc, off(DI)(R9*1)
+	VEXTRACTF32X4 $2, acc, off(CX); \
+	VEXTRACTF32X4 $3, acc, off(CX)(R8*1)
 
-// QK is the body of a score tile; W widens 8 elements, ESZ is the bytes
-// of 8 elements and SH the log2 of an element's size.
+// QK is a score tile's body: W widens 8 elements, ESZ is their bytes.
 #define QK(W, ESZ) \
 qk16: \
 	CMPQ AX, $16; \
@@ -84,18 +195,13 @@ qk16: \
 qk16e: \
 	QLOAD; \
 	MOVQ R12, R13; \
-	QPAIR(W, Z16, Z8, Z9, Y10, Y11); \
-	QPAIR(W, Z17, Z12, Z13, Y14, Y15); \
-	QPAIR(W, Z18, Z8, Z9, Y10, Y11); \
-	QPAIR(W, Z19, Z12, Z13, Y14, Y15); \
-	QPAIR(W, Z20, Z8, Z9, Y10, Y11); \
-	QPAIR(W, Z21, Z12, Z13, Y14, Y15); \
-	QPAIR(W, Z22, Z8, Z9, Y10, Y11); \
-	QPAIR(W, Z23, Z12, Z13, Y14, Y15); \
+	QQUAD(W, Z16, Z17, Z18, Z19); \
+	QQUAD(W, Z20, Z21, Z22, Z23); \
 	ADDQ $512, R11; \
 	ADDQ $ESZ, R12; \
 	SUBQ $8, CX; \
 	JNE qk16e; \
+	LEAQ (DI)(R8*2), CX; \
 	QSTORE(Z16, 0); \
 	QSTORE(Z17, 16); \
 	QSTORE(Z18, 32); \
@@ -105,9 +211,7 @@ qk16e: \
 	QSTORE(Z22, 96); \
 	QSTORE(Z23, 112); \
 	ADDQ $128, DI; \
-	MOVQ DX, CX; \
-	SHLQ $4, CX; \
-	ADDQ CX, BX; \
+	ADDQ R14, BX; \
 	SUBQ $16, AX; \
 	JMP qk16; \
 qk2: \
@@ -120,11 +224,12 @@ qk2: \
 qk2e: \
 	QLOAD; \
 	MOVQ R12, R13; \
-	QPAIR(W, Z16, Z8, Z9, Y10, Y11); \
+	QPAIR(W, Z16); \
 	ADDQ $512, R11; \
 	ADDQ $ESZ, R12; \
 	SUBQ $8, CX; \
 	JNE qk2e; \
+	LEAQ (DI)(R8*2), CX; \
 	QSTORE(Z16, 0); \
 	ADDQ $16, DI; \
 	LEAQ (BX)(DX*2), BX; \
@@ -134,16 +239,22 @@ qkdone: \
 	VZEROUPPER; \
 	RET
 
-// ---------------------------------------------------------------- values
+// ------------------------------------------------------------ value tiles
 //
-// The accumulators of 32 elements (or 8, for the rest of d) of four heads
-// stay in registers, Z16-Z19 head 0 ... Z28-Z31 head 3, while the tokens
-// go by in order; each widened row chunk (Z0-Z3) serves the four heads.
-// Pointers: DI acc at the chunk, R10 acc head stride (bytes), R11 3*R10,
-// SI p, R8 p head stride (bytes), R9 3*R8, BX row 0 at the chunk, DX row
-// stride (bytes), CX elements left, R12 p of the token, R13 its row, AX
-// tokens left. Z4-Z7 hold the four heads' p, Z8-Z15 products.
+// func attnPV*(acc *float64, p *float64, ls int, v *T, rs, d, n int)
+//
+// The accumulators of 32 elements of four heads (Z16-Z19 head 0 ...
+// Z28-Z31 head 3; 8 elements, Z16/Z20/Z24/Z28, for the rest of d) stay in
+// registers while the n tokens go by in order; each widened row chunk
+// (Z0-Z3) serves the four heads, whose p are broadcast into Z4-Z7.
+//
+// DI acc at the chunk (head stride R10 bytes; AX = DI + 2 strides around
+// the loads and stores), SI p (head stride R8 bytes, R9 = 3*R8), BX row 0
+// at the chunk, DX row stride (bytes), CX elements left, R12 p of the
+// token, R13 its row, AX tokens left, R14 n, R11 32 rows (prefetch
+// distance).
 
+// PMUL adds zp*zv into acc.
 #define PMUL(zp, zv, zt, acc) VMULPD zp, zv, zt; VADDPD zt, acc, acc
 
 #define PBCAST \
@@ -152,10 +263,12 @@ qkdone: \
 	VBROADCASTSD (R12)(R8*2), Z6; \
 	VBROADCASTSD (R12)(R9*1), Z7
 
+// PV is a value tile's body: W widens 8 elements, ESZ is their bytes.
 #define PV(W, ESZ) \
 pv32: \
 	CMPQ CX, $32; \
 	JLT pv8; \
+	LEAQ (DI)(R10*2), AX; \
 	VMOVUPD (DI), Z16; \
 	VMOVUPD 64(DI), Z17; \
 	VMOVUPD 128(DI), Z18; \
@@ -168,14 +281,15 @@ pv32: \
 	VMOVUPD 64(DI)(R10*2), Z25; \
 	VMOVUPD 128(DI)(R10*2), Z26; \
 	VMOVUPD 192(DI)(R10*2), Z27; \
-	VMOVUPD (DI)(R11*1), Z28; \
-	VMOVUPD 64(DI)(R11*1), Z29; \
-	VMOVUPD 128(DI)(R11*1), Z30; \
-	VMOVUPD 192(DI)(R11*1), Z31; \
+	VMOVUPD (AX)(R10*1), Z28; \
+	VMOVUPD 64(AX)(R10*1), Z29; \
+	VMOVUPD 128(AX)(R10*1), Z30; \
+	VMOVUPD 192(AX)(R10*1), Z31; \
 	MOVQ SI, R12; \
 	MOVQ BX, R13; \
 	MOVQ R14, AX; \
 pv32t: \
+	PREFETCHT0 (R13)(R11*1); \
 	W((R13), Y0, Z0); \
 	W(ESZ(R13), Y1, Z1); \
 	W(2*ESZ(R13), Y2, Z2); \
@@ -201,6 +315,7 @@ pv32t: \
 	ADDQ DX, R13; \
 	DECQ AX; \
 	JNE pv32t; \
+	LEAQ (DI)(R10*2), AX; \
 	VMOVUPD Z16, (DI); \
 	VMOVUPD Z17, 64(DI); \
 	VMOVUPD Z18, 128(DI); \
@@ -213,10 +328,10 @@ pv32t: \
 	VMOVUPD Z25, 64(DI)(R10*2); \
 	VMOVUPD Z26, 128(DI)(R10*2); \
 	VMOVUPD Z27, 192(DI)(R10*2); \
-	VMOVUPD Z28, (DI)(R11*1); \
-	VMOVUPD Z29, 64(DI)(R11*1); \
-	VMOVUPD Z30, 128(DI)(R11*1); \
-	VMOVUPD Z31, 192(DI)(R11*1); \
+	VMOVUPD Z28, (AX)(R10*1); \
+	VMOVUPD Z29, 64(AX)(R10*1); \
+	VMOVUPD Z30, 128(AX)(R10*1); \
+	VMOVUPD Z31, 192(AX)(R10*1); \
 	ADDQ $256, DI; \
 	ADDQ $(4*ESZ), BX; \
 	SUBQ $32, CX; \
@@ -224,14 +339,16 @@ pv32t: \
 pv8: \
 	CMPQ CX, $8; \
 	JLT pvdone; \
+	LEAQ (DI)(R10*2), AX; \
 	VMOVUPD (DI), Z16; \
 	VMOVUPD (DI)(R10*1), Z20; \
 	VMOVUPD (DI)(R10*2), Z24; \
-	VMOVUPD (DI)(R11*1), Z28; \
+	VMOVUPD (AX)(R10*1), Z28; \
 	MOVQ SI, R12; \
 	MOVQ BX, R13; \
 	MOVQ R14, AX; \
 pv8t: \
+	PREFETCHT0 (R13)(R11*1); \
 	W((R13), Y0, Z0); \
 	PBCAST; \
 	PMUL(Z4, Z0, Z8, Z16); \
@@ -242,10 +359,11 @@ pv8t: \
 	ADDQ DX, R13; \
 	DECQ AX; \
 	JNE pv8t; \
+	LEAQ (DI)(R10*2), AX; \
 	VMOVUPD Z16, (DI); \
 	VMOVUPD Z20, (DI)(R10*1); \
 	VMOVUPD Z24, (DI)(R10*2); \
-	VMOVUPD Z28, (DI)(R11*1); \
+	VMOVUPD Z28, (AX)(R10*1); \
 	ADDQ $64, DI; \
 	ADDQ $ESZ, BX; \
 	SUBQ $8, CX; \
@@ -259,7 +377,6 @@ TEXT ·attnQKF32(SB), NOSPLIT, $0-64
 	MOVQ s+0(FP), DI
 	MOVQ ls+8(FP), R8
 	SHLQ $3, R8
-	LEAQ (R8)(R8*2), R9
 	MOVQ q+16(FP), SI
 	MOVQ k+24(FP), BX
 	MOVQ rs+32(FP), DX
@@ -267,6 +384,9 @@ TEXT ·attnQKF32(SB), NOSPLIT, $0-64
 	MOVQ d+40(FP), R10
 	MOVQ n+48(FP), AX
 	VBROADCASTSD scale+56(FP), Z7
+	MOVQ DX, R14
+	SHLQ $4, R14
+	LEAQ (R14)(DX*1), R9
 	QK(WF32, 32)
 
 // func attnQKF16(s *float64, ls int, q *float64, k *uint16, rs, d, n int, scale float64)
@@ -274,7 +394,6 @@ TEXT ·attnQKF16(SB), NOSPLIT, $0-64
 	MOVQ s+0(FP), DI
 	MOVQ ls+8(FP), R8
 	SHLQ $3, R8
-	LEAQ (R8)(R8*2), R9
 	MOVQ q+16(FP), SI
 	MOVQ k+24(FP), BX
 	MOVQ rs+32(FP), DX
@@ -282,6 +401,9 @@ TEXT ·attnQKF16(SB), NOSPLIT, $0-64
 	MOVQ d+40(FP), R10
 	MOVQ n+48(FP), AX
 	VBROADCASTSD scale+56(FP), Z7
+	MOVQ DX, R14
+	SHLQ $4, R14
+	LEAQ (R14)(DX*1), R9
 	QK(WF16, 16)
 
 // func attnQKBF16(s *float64, ls int, q *float64, k *uint16, rs, d, n int, scale float64)
@@ -289,7 +411,6 @@ TEXT ·attnQKBF16(SB), NOSPLIT, $0-64
 	MOVQ s+0(FP), DI
 	MOVQ ls+8(FP), R8
 	SHLQ $3, R8
-	LEAQ (R8)(R8*2), R9
 	MOVQ q+16(FP), SI
 	MOVQ k+24(FP), BX
 	MOVQ rs+32(FP), DX
@@ -297,6 +418,9 @@ TEXT ·attnQKBF16(SB), NOSPLIT, $0-64
 	MOVQ d+40(FP), R10
 	MOVQ n+48(FP), AX
 	VBROADCASTSD scale+56(FP), Z7
+	MOVQ DX, R14
+	SHLQ $4, R14
+	LEAQ (R14)(DX*1), R9
 	QK(WBF16, 16)
 
 // func attnPVF32(acc *float64, p *float64, ls int, v *float32, rs, d, n int)
@@ -312,7 +436,8 @@ TEXT ·attnPVF32(SB), NOSPLIT, $0-56
 	MOVQ d+40(FP), CX
 	MOVQ CX, R10
 	SHLQ $3, R10
-	LEAQ (R10)(R10*2), R11
+	MOVQ DX, R11
+	SHLQ $5, R11
 	MOVQ n+48(FP), R14
 	PV(WF32, 32)
 
@@ -329,7 +454,8 @@ TEXT ·attnPVF16(SB), NOSPLIT, $0-56
 	MOVQ d+40(FP), CX
 	MOVQ CX, R10
 	SHLQ $3, R10
-	LEAQ (R10)(R10*2), R11
+	MOVQ DX, R11
+	SHLQ $5, R11
 	MOVQ n+48(FP), R14
 	PV(WF16, 16)
 
@@ -346,6 +472,7 @@ TEXT ·attnPVBF16(SB), NOSPLIT, $0-56
 	MOVQ d+40(FP), CX
 	MOVQ CX, R10
 	SHLQ $3, R10
-	LEAQ (R10)(R10*2), R11
+	MOVQ DX, R11
+	SHLQ $5, R11
 	MOVQ n+48(FP), R14
 	PV(WBF16, 16)
