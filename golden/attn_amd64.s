@@ -37,7 +37,7 @@
 // DI scores (head stride R8 bytes), SI query, BX row 0 of the token group,
 // DX row stride (bytes), R10 d, AX tokens left, R11 query at e, R12 row 0
 // at e, R13 the row being widened, CX e left (then the scores of head 2),
-// R14 and R9 16 and 17 rows (prefetch distances).
+// R14 and R9 32 and 33 rows (prefetch distances).
 
 // attnPairIdx, 64 bytes for each i = 0..7: VPERMI2PD indexes taking
 // (a[i], b[i]) x4 from rows a and b.
@@ -119,7 +119,7 @@ GLOBL attnPairIdx<>(SB), RODATA|NOPTR, $512
 	QSTEP(off, Z14, Z15, Z3, zq, a3)
 
 // QROW2 widens the 8 elements at R13 of two rows into za, zb, prefetches
-// the same bytes 16 rows on and moves R13 two rows on.
+// the same bytes 32 rows on and moves R13 two rows on.
 #define QROW2(W, za, zb) \
 	W((R13), Y4, za); \
 	W((R13)(DX*1), Y5, zb); \
@@ -211,7 +211,8 @@ qk16e: \
 	QSTORE(Z22, 96); \
 	QSTORE(Z23, 112); \
 	ADDQ $128, DI; \
-	ADDQ R14, BX; \
+	LEAQ (BX)(DX*8), BX; \
+	LEAQ (BX)(DX*8), BX; \
 	SUBQ $16, AX; \
 	JMP qk16; \
 qk2: \
@@ -251,8 +252,10 @@ qkdone: \
 // DI acc at the chunk (head stride R10 bytes; AX = DI + 2 strides around
 // the loads and stores), SI p (head stride R8 bytes, R9 = 3*R8), BX row 0
 // at the chunk, DX row stride (bytes), CX elements left, R12 p of the
-// token, R13 its row, AX tokens left, R14 n, R11 32 rows (prefetch
-// distance).
+// token, R13 its row, AX tokens left, R14 n, R11 16 rows (prefetch
+// distance: the main loop prefetches the 256 bytes from its chunk on of
+// the row 16 tokens ahead, so the first chunk's pass brings in whole rows
+// of up to 256 bytes for the other chunks).
 
 // PMUL adds zp*zv into acc.
 #define PMUL(zp, zv, zt, acc) VMULPD zp, zv, zt; VADDPD zt, acc, acc
@@ -290,6 +293,9 @@ pv32: \
 	MOVQ R14, AX; \
 pv32t: \
 	PREFETCHT0 (R13)(R11*1); \
+	PREFETCHT0 64(R13)(R11*1); \
+	PREFETCHT0 128(R13)(R11*1); \
+	PREFETCHT0 192(R13)(R11*1); \
 	W((R13), Y0, Z0); \
 	W(ESZ(R13), Y1, Z1); \
 	W(2*ESZ(R13), Y2, Z2); \
@@ -385,7 +391,7 @@ TEXT ·attnQKF32(SB), NOSPLIT, $0-64
 	MOVQ n+48(FP), AX
 	VBROADCASTSD scale+56(FP), Z7
 	MOVQ DX, R14
-	SHLQ $4, R14
+	SHLQ $5, R14
 	LEAQ (R14)(DX*1), R9
 	QK(WF32, 32)
 
@@ -402,7 +408,7 @@ TEXT ·attnQKF16(SB), NOSPLIT, $0-64
 	MOVQ n+48(FP), AX
 	VBROADCASTSD scale+56(FP), Z7
 	MOVQ DX, R14
-	SHLQ $4, R14
+	SHLQ $5, R14
 	LEAQ (R14)(DX*1), R9
 	QK(WF16, 16)
 
@@ -419,7 +425,7 @@ TEXT ·attnQKBF16(SB), NOSPLIT, $0-64
 	MOVQ n+48(FP), AX
 	VBROADCASTSD scale+56(FP), Z7
 	MOVQ DX, R14
-	SHLQ $4, R14
+	SHLQ $5, R14
 	LEAQ (R14)(DX*1), R9
 	QK(WBF16, 16)
 
@@ -437,7 +443,7 @@ TEXT ·attnPVF32(SB), NOSPLIT, $0-56
 	MOVQ CX, R10
 	SHLQ $3, R10
 	MOVQ DX, R11
-	SHLQ $5, R11
+	SHLQ $4, R11
 	MOVQ n+48(FP), R14
 	PV(WF32, 32)
 
@@ -455,7 +461,7 @@ TEXT ·attnPVF16(SB), NOSPLIT, $0-56
 	MOVQ CX, R10
 	SHLQ $3, R10
 	MOVQ DX, R11
-	SHLQ $5, R11
+	SHLQ $4, R11
 	MOVQ n+48(FP), R14
 	PV(WF16, 16)
 
@@ -473,6 +479,6 @@ TEXT ·attnPVBF16(SB), NOSPLIT, $0-56
 	MOVQ CX, R10
 	SHLQ $3, R10
 	MOVQ DX, R11
-	SHLQ $5, R11
+	SHLQ $4, R11
 	MOVQ n+48(FP), R14
 	PV(WBF16, 16)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/goldset/goldset/npy"
@@ -169,8 +170,9 @@ func newVecCase(seed uint64, g, hkv, d, bs int, lens []int, ht HalfType, mode in
 	return c
 }
 
-// run calls the entry point (kind "paged" or "sparse"; ht 0 for the
-// float32 caches) with the vector tiles on or off.
+// run calls the entry point (kind "paged", "sparse", or, with the float32
+// caches only, the negative controls "wrongGQA" and "tailUnmasked"; ht 0
+// for the float32 caches) with the vector tiles on or off.
 func (c *vecCase) run(t *testing.T, kind string, ht HalfType, vec bool) (out, lse []float64) {
 	t.Helper()
 	hasAttnVec = vec
@@ -184,6 +186,21 @@ func (c *vecCase) run(t *testing.T, kind string, ht HalfType, vec bool) (out, ls
 		} else {
 			err = PagedAttentionHalf(out, lse, c.q, c.kh, c.vh, ht, c.bt, c.cl, dm, c.scale)
 		}
+	case "wrongGQA":
+		err = PagedAttentionWrongGQA(out, lse, c.q, c.kf, c.vf, c.bt, c.cl, dm, c.scale)
+	case "tailUnmasked":
+		// The slots past L are read too: give them finite values, so that
+		// the case keeps a single source of NaN.
+		kf, vf := slices.Clone(c.kf), slices.Clone(c.vf)
+		for i := range kf {
+			if kf[i] != kf[i] && c.kh[i] == 0x7e00 {
+				kf[i] = float32(i%7) - 3
+			}
+			if vf[i] != vf[i] && c.vh[i] == 0xfe00 {
+				vf[i] = float32(i%5) - 2
+			}
+		}
+		err = PagedAttentionTailUnmasked(out, lse, c.q, kf, vf, c.bt, c.cl, dm, c.scale)
 	case "sparse":
 		// Every other block of each selection row, and always the last.
 		p := QuestParams{K: dm.MAXB, Granularity: QHead}
@@ -231,10 +248,12 @@ func firstDiff(a, b []float64) int {
 // leave to the scalar code, context lengths that leave token pairs and odd
 // tokens, the three cache formats, and extreme values: huge products and
 // infinite scores, subnormals and signed zeros, Inf and a NaN (quiet or
-// signalling) in a row that is read. Each case has at most one source of
-// NaN payload: where two different NaNs meet, x86 keeps the first
-// operand's, and which one that is, is up to the Go compiler's register
-// choice in the scalar loops.
+// signalling) in a row that is read; through PagedAttention(Half), the
+// negative controls that share attend and SparseAttention(Half) (whose
+// units hold one head, so they take the Go loops either way: the check
+// guards that). Each case has at most one source of NaN payload: where two
+// different NaNs meet, x86 keeps the first operand's, and which one that
+// is depends on the Go compiler's register choice in the scalar loops.
 func TestAttnVecMatchesScalar(t *testing.T) {
 	if !hasAttnVec {
 		t.Skip("no AVX-512: the scalar loops are the only path")
@@ -249,7 +268,11 @@ func TestAttnVecMatchesScalar(t *testing.T) {
 						seed++
 						mode := int(seed % numModes)
 						c := newVecCase(seed, g, 2, d, bs, lens, ht, mode)
-						for _, kind := range []string{"paged", "sparse"} {
+						kinds := []string{"paged", "sparse"}
+						if ht == 0 {
+							kinds = append(kinds, "wrongGQA", "tailUnmasked")
+						}
+						for _, kind := range kinds {
 							name := fmt.Sprintf("%s bs=%d G=%d D=%d lens=%v ht=%d %s", kind, bs, g, d, lens, ht, modeNames[mode])
 							wo, wl := c.run(t, kind, ht, false)
 							go1, gl := c.run(t, kind, ht, true)
