@@ -29,15 +29,17 @@
 // Lane 2h+u of an accumulator is head h (of the quad) and token u of a
 // token pair; q holds, for each e, (q_0[e], q_0[e], ..., q_3[e], q_3[e]),
 // and VPERMI2PD makes (k_0[e], k_1[e]) x4 from the pair's two widened rows.
-// The main loop takes 16 tokens (accumulators Z16-Z23) and steps e by 8:
-// query vectors Z24-Z31, rows Z8-Z15 (four pairs at a time, their e steps
-// interleaved so that four independent sums hide the add latency), key
-// vectors Z0-Z3, scale Z7. A tail loop takes one pair at a time.
+// The main loop takes 8 tokens, four pairs whose e steps interleave so
+// that four independent sums (Z16-Z19) hide the add latency, and steps e
+// by 8: query vectors Z24-Z31, rows Z8-Z15, key vectors Z0-Z3, scale Z7.
+// It prefetches the next 8 rows as it goes. Only 8 rows are in flight:
+// rows a 2 or 4 KiB stride apart share L1 sets, and 16 of them (or more
+// prefetched ahead) thrash them. A tail loop takes one pair at a time.
 //
 // DI scores (head stride R8 bytes), SI query, BX row 0 of the token group,
 // DX row stride (bytes), R10 d, AX tokens left, R11 query at e, R12 row 0
 // at e, R13 the row being widened, CX e left (then the scores of head 2),
-// R14 and R9 32 and 33 rows (prefetch distances).
+// R14 and R9 8 and 9 rows (prefetch distances).
 
 // attnPairIdx, 64 bytes for each i = 0..7: VPERMI2PD indexes taking
 // (a[i], b[i]) x4 from rows a and b.
@@ -119,7 +121,7 @@ GLOBL attnPairIdx<>(SB), RODATA|NOPTR, $512
 	QSTEP(off, Z14, Z15, Z3, zq, a3)
 
 // QROW2 widens the 8 elements at R13 of two rows into za, zb, prefetches
-// the same bytes 32 rows on and moves R13 two rows on.
+// the same bytes 8 rows on and moves R13 two rows on.
 #define QROW2(W, za, zb) \
 	W((R13), Y4, za); \
 	W((R13)(DX*1), Y5, zb); \
@@ -178,43 +180,33 @@ GLOBL attnPairIdx<>(SB), RODATA|NOPTR, $512
 
 // QK is a score tile's body: W widens 8 elements, ESZ is their bytes.
 #define QK(W, ESZ) \
-qk16: \
-	CMPQ AX, $16; \
+qk8: \
+	CMPQ AX, $8; \
 	JLT qk2; \
 	VPXORQ Z16, Z16, Z16; \
 	VPXORQ Z17, Z17, Z17; \
 	VPXORQ Z18, Z18, Z18; \
 	VPXORQ Z19, Z19, Z19; \
-	VPXORQ Z20, Z20, Z20; \
-	VPXORQ Z21, Z21, Z21; \
-	VPXORQ Z22, Z22, Z22; \
-	VPXORQ Z23, Z23, Z23; \
 	MOVQ SI, R11; \
 	MOVQ BX, R12; \
 	MOVQ R10, CX; \
-qk16e: \
+qk8e: \
 	QLOAD; \
 	MOVQ R12, R13; \
 	QQUAD(W, Z16, Z17, Z18, Z19); \
-	QQUAD(W, Z20, Z21, Z22, Z23); \
 	ADDQ $512, R11; \
 	ADDQ $ESZ, R12; \
 	SUBQ $8, CX; \
-	JNE qk16e; \
+	JNE qk8e; \
 	LEAQ (DI)(R8*2), CX; \
 	QSTORE(Z16, 0); \
 	QSTORE(Z17, 16); \
 	QSTORE(Z18, 32); \
 	QSTORE(Z19, 48); \
-	QSTORE(Z20, 64); \
-	QSTORE(Z21, 80); \
-	QSTORE(Z22, 96); \
-	QSTORE(Z23, 112); \
-	ADDQ $128, DI; \
+	ADDQ $64, DI; \
 	LEAQ (BX)(DX*8), BX; \
-	LEAQ (BX)(DX*8), BX; \
-	SUBQ $16, AX; \
-	JMP qk16; \
+	SUBQ $8, AX; \
+	JMP qk8; \
 qk2: \
 	CMPQ AX, $2; \
 	JLT qkdone; \
@@ -252,10 +244,9 @@ qkdone: \
 // DI acc at the chunk (head stride R10 bytes; AX = DI + 2 strides around
 // the loads and stores), SI p (head stride R8 bytes, R9 = 3*R8), BX row 0
 // at the chunk, DX row stride (bytes), CX elements left, R12 p of the
-// token, R13 its row, AX tokens left, R14 n, R11 16 rows (prefetch
-// distance: the main loop prefetches the 256 bytes from its chunk on of
-// the row 16 tokens ahead, so the first chunk's pass brings in whole rows
-// of up to 256 bytes for the other chunks).
+// token, R13 its row, AX tokens left, R14 n. The main loop prefetches the
+// three cache lines after its chunk of the row, so the first chunk's pass
+// brings rows of up to 256 bytes in for the passes of the other chunks.
 
 // PMUL adds zp*zv into acc.
 #define PMUL(zp, zv, zt, acc) VMULPD zp, zv, zt; VADDPD zt, acc, acc
@@ -292,10 +283,9 @@ pv32: \
 	MOVQ BX, R13; \
 	MOVQ R14, AX; \
 pv32t: \
-	PREFETCHT0 (R13)(R11*1); \
-	PREFETCHT0 64(R13)(R11*1); \
-	PREFETCHT0 128(R13)(R11*1); \
-	PREFETCHT0 192(R13)(R11*1); \
+	PREFETCHT0 64(R13); \
+	PREFETCHT0 128(R13); \
+	PREFETCHT0 192(R13); \
 	W((R13), Y0, Z0); \
 	W(ESZ(R13), Y1, Z1); \
 	W(2*ESZ(R13), Y2, Z2); \
@@ -354,7 +344,6 @@ pv8: \
 	MOVQ BX, R13; \
 	MOVQ R14, AX; \
 pv8t: \
-	PREFETCHT0 (R13)(R11*1); \
 	W((R13), Y0, Z0); \
 	PBCAST; \
 	PMUL(Z4, Z0, Z8, Z16); \
@@ -391,7 +380,7 @@ TEXT ·attnQKF32(SB), NOSPLIT, $0-64
 	MOVQ n+48(FP), AX
 	VBROADCASTSD scale+56(FP), Z7
 	MOVQ DX, R14
-	SHLQ $5, R14
+	SHLQ $3, R14
 	LEAQ (R14)(DX*1), R9
 	QK(WF32, 32)
 
@@ -408,7 +397,7 @@ TEXT ·attnQKF16(SB), NOSPLIT, $0-64
 	MOVQ n+48(FP), AX
 	VBROADCASTSD scale+56(FP), Z7
 	MOVQ DX, R14
-	SHLQ $5, R14
+	SHLQ $3, R14
 	LEAQ (R14)(DX*1), R9
 	QK(WF16, 16)
 
@@ -425,7 +414,7 @@ TEXT ·attnQKBF16(SB), NOSPLIT, $0-64
 	MOVQ n+48(FP), AX
 	VBROADCASTSD scale+56(FP), Z7
 	MOVQ DX, R14
-	SHLQ $5, R14
+	SHLQ $3, R14
 	LEAQ (R14)(DX*1), R9
 	QK(WBF16, 16)
 
@@ -442,8 +431,6 @@ TEXT ·attnPVF32(SB), NOSPLIT, $0-56
 	MOVQ d+40(FP), CX
 	MOVQ CX, R10
 	SHLQ $3, R10
-	MOVQ DX, R11
-	SHLQ $4, R11
 	MOVQ n+48(FP), R14
 	PV(WF32, 32)
 
@@ -460,8 +447,6 @@ TEXT ·attnPVF16(SB), NOSPLIT, $0-56
 	MOVQ d+40(FP), CX
 	MOVQ CX, R10
 	SHLQ $3, R10
-	MOVQ DX, R11
-	SHLQ $4, R11
 	MOVQ n+48(FP), R14
 	PV(WF16, 16)
 
@@ -478,7 +463,5 @@ TEXT ·attnPVBF16(SB), NOSPLIT, $0-56
 	MOVQ d+40(FP), CX
 	MOVQ CX, R10
 	SHLQ $3, R10
-	MOVQ DX, R11
-	SHLQ $4, R11
 	MOVQ n+48(FP), R14
 	PV(WBF16, 16)
