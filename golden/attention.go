@@ -161,10 +161,20 @@ type attnScratch struct {
 	acc     []float64   // [len(heads), D] sum of p_j v_j
 	m, sum  []float64   // [len(heads)]
 	rows    []float32   // [4, D] half rows widened for one token quad
+	qt      []float64   // [len(heads), D, 2] the quads' queries laid out for qkQuad
 }
 
 // headGroup is heads[start:end], all reading KV head kvh.
 type headGroup struct{ kvh, start, end int }
+
+// quadEnd returns where the group's head quads end when the vector tiles
+// run (the Go loops take the heads from there on), else start.
+func (g headGroup) quadEnd(vec bool) int {
+	if !vec {
+		return g.start
+	}
+	return g.start + (g.end-g.start)&^3
+}
 
 func grow(s []float64, n int) []float64 {
 	if cap(s) < n {
@@ -201,6 +211,21 @@ func attend(ws *attnScratch, out, lse []float64, q []float32, kCache, vCache kvV
 	}
 	rowStride := dims.Hkv * d
 
+	// The AVX-512 tiles (attn_amd64.s) take the heads of each group four
+	// at a time when d%8 == 0; the heads left over, and the odd last token
+	// of a block in the score pass, go through the Go loops. Both give
+	// every score and accumulator element the same bits.
+	vec := false
+	if hasAttnVec && d%8 == 0 {
+		ws.qt = grow(ws.qt, 2*nh*d)
+		for _, g := range ws.groups {
+			for hi := g.start; hi < g.quadEnd(true); hi += 4 {
+				fillQT(ws.qt[2*hi*d:2*(hi+4)*d], ws.q[hi*d:(hi+4)*d], d)
+				vec = true
+			}
+		}
+	}
+
 	// Pass 1: scores. Tokens go four at a time and heads two at a time so
 	// each loaded K element feeds several products; every (head, token)
 	// score is the same sequential sum whatever the grouping.
@@ -208,15 +233,21 @@ func attend(ws *attnScratch, out, lse []float64, q []float32, kCache, vCache kvV
 	for _, i := range ws.logical {
 		base := int(bt[i]) * bs * rowStride
 		cnt := blockTokens(i, l, bs, tailUnmasked)
+		if vec {
+			scoreQuads(ws, kCache, base, rowStride, cnt, t, tokens, d, scale)
+		}
 		off := 0
 		for ; off+4 <= cnt; off += 4 {
 			for _, g := range ws.groups {
+				if g.quadEnd(vec) == g.end {
+					continue
+				}
 				o := base + off*rowStride + g.kvh*d
 				k0 := kCache.row(r0, o, d)
 				k1 := kCache.row(r1, o+rowStride, d)
 				k2 := kCache.row(r2, o+2*rowStride, d)
 				k3 := kCache.row(r3, o+3*rowStride, d)
-				hi := g.start
+				hi := g.quadEnd(vec)
 				for ; hi+2 <= g.end; hi += 2 {
 					s0 := ws.s[hi*tokens+t : hi*tokens+t+4]
 					s1 := ws.s[(hi+1)*tokens+t : (hi+1)*tokens+t+4]
@@ -231,9 +262,12 @@ func attend(ws *attnScratch, out, lse []float64, q []float32, kCache, vCache kvV
 		}
 		for ; off < cnt; off++ {
 			for _, g := range ws.groups {
+				if g.quadEnd(vec) == g.end {
+					continue
+				}
 				o := base + off*rowStride + g.kvh*d
 				k := kCache.row(r0, o, d)
-				for hi := g.start; hi < g.end; hi++ {
+				for hi := g.quadEnd(vec); hi < g.end; hi++ {
 					ws.s[hi*tokens+t] = scale * dot(ws.q[hi*d:(hi+1)*d], k)
 				}
 			}
@@ -266,15 +300,21 @@ func attend(ws *attnScratch, out, lse []float64, q []float32, kCache, vCache kvV
 	for _, i := range ws.logical {
 		base := int(bt[i]) * bs * rowStride
 		cnt := blockTokens(i, l, bs, tailUnmasked)
+		if vec {
+			valueQuads(ws, vCache, base, rowStride, cnt, t, tokens, d)
+		}
 		off := 0
 		for ; off+4 <= cnt; off += 4 {
 			for _, g := range ws.groups {
+				if g.quadEnd(vec) == g.end {
+					continue
+				}
 				o := base + off*rowStride + g.kvh*d
 				v0 := vCache.row(r0, o, d)
 				v1 := vCache.row(r1, o+rowStride, d)
 				v2 := vCache.row(r2, o+2*rowStride, d)
 				v3 := vCache.row(r3, o+3*rowStride, d)
-				hi := g.start
+				hi := g.quadEnd(vec)
 				for ; hi+2 <= g.end; hi += 2 {
 					pv2x4(ws.acc[hi*d:(hi+1)*d], ws.acc[(hi+1)*d:(hi+2)*d],
 						ws.s[hi*tokens+t:hi*tokens+t+4], ws.s[(hi+1)*tokens+t:(hi+1)*tokens+t+4], v0, v1, v2, v3)
@@ -287,9 +327,12 @@ func attend(ws *attnScratch, out, lse []float64, q []float32, kCache, vCache kvV
 		}
 		for ; off < cnt; off++ {
 			for _, g := range ws.groups {
+				if g.quadEnd(vec) == g.end {
+					continue
+				}
 				o := base + off*rowStride + g.kvh*d
 				v := vCache.row(r0, o, d)
-				for hi := g.start; hi < g.end; hi++ {
+				for hi := g.quadEnd(vec); hi < g.end; hi++ {
 					axpy(ws.acc[hi*d:(hi+1)*d], ws.s[hi*tokens+t], v)
 				}
 			}
@@ -310,6 +353,54 @@ func attend(ws *attnScratch, out, lse []float64, q []float32, kCache, vCache kvV
 			o[e] = a / sum
 		}
 		lse[b*dims.Hq+h] = ws.m[hi] + detmath.Log(sum)
+	}
+}
+
+// scoreQuads sets the scores of the head quads of every group for the cnt
+// tokens of a block (K rows at base + j*rs + kvh*d), tokens t.. of the
+// sequence: the token pairs through qkQuad, an odd last token through dot.
+func scoreQuads(ws *attnScratch, kCache kvView, base, rs, cnt, t, tokens, d int, scale float64) {
+	for _, g := range ws.groups {
+		o := base + g.kvh*d
+		for hi := g.start; hi < g.quadEnd(true); hi += 4 {
+			qkQuad(ws.s[hi*tokens+t:], tokens, ws.qt[2*hi*d:2*(hi+4)*d], kCache, o, rs, d, cnt&^1, scale)
+		}
+	}
+	if cnt%2 == 0 {
+		return
+	}
+	j := cnt - 1
+	for _, g := range ws.groups {
+		k := kCache.row(ws.rows[:d], base+j*rs+g.kvh*d, d)
+		for hi := g.start; hi < g.quadEnd(true); hi++ {
+			ws.s[hi*tokens+t+j] = scale * dot(ws.q[hi*d:(hi+1)*d], k)
+		}
+	}
+}
+
+// valueQuads adds p_j v_j into the accumulators of the head quads of every
+// group for the cnt tokens of a block (V rows at base + j*rs + kvh*d),
+// tokens t.. of the sequence.
+func valueQuads(ws *attnScratch, vCache kvView, base, rs, cnt, t, tokens, d int) {
+	for _, g := range ws.groups {
+		o := base + g.kvh*d
+		for hi := g.start; hi < g.quadEnd(true); hi += 4 {
+			pvQuad(ws.acc[hi*d:(hi+4)*d], ws.s[hi*tokens+t:], tokens, vCache, o, rs, d, cnt)
+		}
+	}
+}
+
+// fillQT lays out the queries q ([4][d]) of a head quad for qkQuad:
+// dst[(e*4+h)*2+u] = q[h*d+e] for u = 0, 1, a lane per head and token of
+// a token pair.
+func fillQT(dst, q []float64, d int) {
+	dst = dst[:8*d]
+	for e := range d {
+		for h := range 4 {
+			x := q[h*d+e]
+			dst[(e*4+h)*2] = x
+			dst[(e*4+h)*2+1] = x
+		}
 	}
 }
 

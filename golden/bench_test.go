@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/goldset/goldset/golden"
+	"github.com/goldset/goldset/npy"
 )
 
 func randF32(r *rand.Rand, n int, sd float64) []float32 {
@@ -87,5 +88,36 @@ func BenchmarkSoftmax151936(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		golden.Softmax(y, mx, sm, x, m, n)
+	}
+}
+
+// BenchmarkPagedAttentionHalfDecode is one Qwen3-8B decode sequence of 8192
+// tokens (Hq 32, Hkv 8, D 128, BS 128) with float16 caches, with the
+// AVX-512 attention tiles (vec, where the CPU has them) and without.
+func BenchmarkPagedAttentionHalfDecode(b *testing.B) {
+	const seqs, l = 1, 8192
+	q, kc, vc, bt, cl, dims := decodeCase(seqs, l)
+	kh := make([]uint16, len(kc))
+	vh := make([]uint16, len(vc))
+	npy.F16sFromF32s(kh, kc)
+	npy.F16sFromF32s(vh, vc)
+	out := make([]float64, dims.B*dims.Hq*dims.D)
+	lse := make([]float64, dims.B*dims.Hq)
+	scale := 1 / math.Sqrt(float64(dims.D))
+	for _, vec := range []bool{true, false} {
+		name := "scalar"
+		if vec {
+			name = "vec"
+		}
+		b.Run(name, func(b *testing.B) {
+			defer golden.SetAttnVec(golden.SetAttnVec(vec))
+			b.SetBytes(int64(seqs * l * dims.Hkv * dims.D * 2 * 2)) // K and V rows read
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := golden.PagedAttentionHalf(out, lse, q, kh, vh, golden.F16, bt, cl, dims, scale); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -89,9 +89,12 @@
 // on the widened caches: rows are widened as they are read (half the
 // memory traffic of a float32 copy) and the block max/min compare the bit
 // patterns mapped to ordered integers. On amd64 with AVX-512, Matmul packs
-// 16 columns of B into a float64 panel and runs 4x16 tiles whose lanes
-// each keep one element's sequential sum (multiply, then add: never
-// fused), so the bits are those of the scalar loops.
+// 16 columns of B into a float64 panel and runs 4x16 tiles, and paged
+// attention takes the query heads of a KV head four at a time through
+// score and value tiles (rows widened in registers); every lane keeps one
+// output element's, score's or accumulator element's sequential sum
+// (multiply, then add: never fused), so the bits are those of the scalar
+// loops.
 //
 // MatmulF32, SoftmaxF32, PagedAttentionF32 and SparseAttentionF32 are
 // honest float32 kernels the comparator must accept.
