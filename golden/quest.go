@@ -432,30 +432,60 @@ func sparseAttention(out, lse []float64, q []float32, kCache, vCache kvView, blo
 			}
 		}
 	}
-	// One unit per (sequence, query head): heads may have different
-	// selections. Per-head sums are computed as in the dense kernel.
-	units := dims.B * dims.Hq
+	// One unit per (sequence, KV head): the query heads reading that KV
+	// head are attended together where their block lists agree (the usual
+	// case: a group's heads select alike), so the vector tiles, which take
+	// four heads at a time, apply; a head's sums do not depend on which
+	// heads share its pass (see attend).
+	units := dims.B * dims.Hkv
 	workers := numWorkers(units)
 	scratch := make([]attnScratch, workers)
+	lists := make([][][]int, workers) // per worker: each head's block list
 	parallelFor(workers, units, func(w, u int) {
-		b, h := u/dims.Hq, u%dims.Hq
+		b, kvh := u/dims.Hkv, u%dims.Hkv
 		ws := &scratch[w]
-		ws.heads = append(ws.heads[:0], h)
-		ws.groups = append(ws.groups[:0], headGroup{kvh: o.kvHead(h, dims), start: 0, end: 1})
-		r := p.Granularity.selRow(h, dims)
-		ws.logical = ws.logical[:0]
-		for _, i := range selected[(b*hsel+r)*p.K : (b*hsel+r+1)*p.K] {
-			if i >= 0 {
-				ws.logical = append(ws.logical, int(i))
-			}
+		if lists[w] == nil {
+			lists[w] = make([][]int, dims.Hq)
 		}
-		slices.Sort(ws.logical)
-		if skip != nil {
-			if s := skip(b, h, ws.logical); s >= 0 {
-				ws.logical = slices.DeleteFunc(ws.logical, func(i int) bool { return i == s })
+		heads := lists[w]
+		var mine []int
+		for h := range dims.Hq {
+			if o.kvHead(h, dims) != kvh {
+				continue
 			}
+			mine = append(mine, h)
+			r := p.Granularity.selRow(h, dims)
+			l := heads[h][:0]
+			for _, i := range selected[(b*hsel+r)*p.K : (b*hsel+r+1)*p.K] {
+				if i >= 0 {
+					l = append(l, int(i))
+				}
+			}
+			slices.Sort(l)
+			if skip != nil {
+				if s := skip(b, h, l); s >= 0 {
+					l = slices.DeleteFunc(l, func(i int) bool { return i == s })
+				}
+			}
+			heads[h] = l
 		}
-		attend(ws, out, lse, q, kCache, vCache, blockTables[b*dims.MAXB:(b+1)*dims.MAXB], int(contextLens[b]), dims, b, scale, o.tailUnmasked)
+		// Classes of heads with equal lists, each attended in one pass.
+		for len(mine) > 0 {
+			first := mine[0]
+			ws.heads = ws.heads[:0]
+			rest := mine[:0]
+			for _, h := range mine {
+				if slices.Equal(heads[h], heads[first]) {
+					ws.heads = append(ws.heads, h)
+				} else {
+					rest = append(rest, h)
+				}
+			}
+			mine = rest
+			ws.groups = append(ws.groups[:0], headGroup{kvh: kvh, start: 0, end: len(ws.heads)})
+			ws.logical = append(ws.logical[:0], heads[first]...)
+			attend(ws, out, lse, q, kCache, vCache, blockTables[b*dims.MAXB:(b+1)*dims.MAXB], int(contextLens[b]), dims, b, scale, o.tailUnmasked)
+		}
 	})
 	return nil
 }
