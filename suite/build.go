@@ -330,6 +330,7 @@ type tensorOut struct {
 	c    *caseCtx
 	idx  int
 	f    File
+	rel  string
 	nw   *npy.Writer
 	n    int64 // bytes emitted
 	last int64
@@ -341,43 +342,34 @@ type tensorOut struct {
 	werr  atomic.Pointer[error]
 	spare int // buffers allocated so far
 
-	// A deferred tensor (see deferred) collects its bytes in mem and has
-	// no file or manifest entry until commit.
+	// A deferred tensor (see deferred) has no manifest entry until
+	// commit.
 	deferredSpec *tensorSpec
-	mem          []byte
 }
 
-// deferred returns a tensor whose bytes are kept in memory until commit
-// creates its file, so that the tensor can be computed while earlier
-// tensors are still being written without changing the creation order
-// (the manifest order).
-func (c *caseCtx) deferred(ts tensorSpec) *tensorOut {
-	n := int64(4)
-	if ts.dtype == "float16" || ts.dtype == "bfloat16" {
-		n = 2
-	}
-	for _, d := range ts.shape {
-		n *= d
-	}
-	return &tensorOut{c: c, deferredSpec: &ts, mem: make([]byte, 0, n)}
-}
-
-// commit creates a deferred tensor's file and writes what it collected.
-func (t *tensorOut) commit() error {
-	out, err := t.c.create(*t.deferredSpec)
+// deferred returns a tensor whose manifest entry is placed when commit is
+// called rather than now, so that the tensor can be computed and written
+// while earlier tensors are still being written without changing the
+// manifest order (the creation order of the entries). Its bytes stream to
+// its file as they come; only the entry waits.
+func (c *caseCtx) deferred(ts tensorSpec) (*tensorOut, error) {
+	t, err := c.createFile(ts)
 	if err != nil {
+		return nil, err
+	}
+	t.deferredSpec = &ts
+	t.idx = -1
+	return t, nil
+}
+
+// commit places a deferred tensor's manifest entry and closes it.
+func (t *tensorOut) commit() error {
+	if err := t.c.addEntry(*t.deferredSpec, t.rel); err != nil {
+		t.abort()
 		return err
 	}
-	for p := t.mem; len(p) > 0; {
-		n := min(len(p), 4*emitChunk)
-		if err := out.emit(p[:n]); err != nil {
-			out.abort()
-			return err
-		}
-		p = p[n:]
-	}
-	t.mem = nil
-	return out.close()
+	t.idx = len(t.c.tensors) - 1
+	return t.close()
 }
 
 // writeAhead is how many emitted buffers may wait for the writer.
@@ -415,6 +407,21 @@ func (t *tensorOut) drain() error {
 
 // create opens the tensor's file and reserves its manifest entry.
 func (c *caseCtx) create(ts tensorSpec) (*tensorOut, error) {
+	t, err := c.createFile(ts)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.addEntry(ts, t.rel); err != nil {
+		t.abort()
+		return nil, err
+	}
+	t.idx = len(c.tensors) - 1
+	return t, nil
+}
+
+// createFile opens ts's file and starts its writer, without a manifest
+// entry.
+func (c *caseCtx) createFile(ts tensorSpec) (*tensorOut, error) {
 	if err := c.ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -435,6 +442,14 @@ func (c *caseCtx) create(ts tensorSpec) (*tensorOut, error) {
 		f.Close()
 		return nil, err
 	}
+	out := &tensorOut{c: c, f: f, nw: nw, rel: rel}
+	out.start()
+	c.open = append(c.open, out)
+	return out, nil
+}
+
+// addEntry appends ts's manifest entry (hash and size come at close).
+func (c *caseCtx) addEntry(ts tensorSpec, rel string) error {
 	t := manifests.Tensor{Name: ts.name, Role: ts.role, Path: rel, DType: ts.dtype, Shape: slices.Clone(ts.shape)}
 	if c.compress {
 		t.Compression = "zstd"
@@ -442,27 +457,16 @@ func (c *caseCtx) create(ts tensorSpec) (*tensorOut, error) {
 	if ts.tol != nil {
 		b, err := json.Marshal(ts.tol)
 		if err != nil {
-			f.Close()
-			return nil, err
+			return err
 		}
 		t.Tolerance = b
 	}
 	c.tensors = append(c.tensors, t)
-	out := &tensorOut{c: c, idx: len(c.tensors) - 1, f: f, nw: nw}
-	out.start()
-	c.open = append(c.open, out)
-	return out, nil
+	return nil
 }
 
 // emit appends data bytes.
 func (t *tensorOut) emit(p []byte) error {
-	if t.deferredSpec != nil {
-		if err := t.c.ctx.Err(); err != nil {
-			return err
-		}
-		t.mem = append(t.mem, p...)
-		return nil
-	}
 	b, err := t.reserve(len(p))
 	if err != nil {
 		return err
@@ -474,7 +478,7 @@ func (t *tensorOut) emit(p []byte) error {
 // reserve returns a buffer of n bytes for the caller to fill with the
 // next data bytes and pass to submit: producers that can write in place
 // (writeCache) save emit's copy. It waits while writeAhead buffers are
-// queued. Not for deferred tensors.
+// queued.
 func (t *tensorOut) reserve(n int) ([]byte, error) {
 	if err := t.c.ctx.Err(); err != nil {
 		return nil, err

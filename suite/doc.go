@@ -52,8 +52,9 @@
 // caches are still being written (whileWriting; one golden worker until
 // the writing is done, since the device is the critical path). Sequences
 // are handed out as workers free up and their results emitted in sequence
-// order (forOrdered); quest keeps its per-sequence outputs in memory until
-// the inputs are written, so the manifest order never depends on timing.
+// order (forOrdered); quest streams its per-sequence outputs to their files
+// at once but places their manifest entries after the inputs' (deferred
+// tensors), so the manifest order never depends on timing.
 // Quest also takes each block's metadata as the key cache is written
 // (kvSource.visit): sequences started after the keys are out read it
 // instead of regenerating every key, and with no_dense the attention

@@ -199,12 +199,13 @@ func buildQuest(c *caseCtx, p *questParams) error {
 		{name: "scores", role: roleGolden, dtype: "float32", shape: []int64{int64(B), int64(hsel), int64(maxb)}, tol: tolerance("quest", "scores", "float32")},
 		{name: "selected", role: roleGolden, dtype: "int32", shape: []int64{int64(B), int64(hsel), int64(p.K)}, tol: tolerance("quest", "selected", "int32")},
 	}
-	// The per-sequence goldens are computed while the inputs are written
-	// and kept in memory (about the size of the kmax file, twice) until
-	// the inputs are done.
+	// The per-sequence goldens are computed and written while the inputs
+	// are written; their manifest entries follow the inputs' (deferred).
 	outs := make([]*tensorOut, len(specs))
 	for i, ts := range specs {
-		outs[i] = c.deferred(ts)
+		if outs[i], err = c.deferred(ts); err != nil {
+			return err
+		}
 	}
 	out := make([]float64, B*Hq*D)
 	lse := make([]float64, B*Hq)

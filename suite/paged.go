@@ -424,7 +424,7 @@ func (s *kvSource) writeCache(c *caseCtx, t *tensorOut) error {
 	if half {
 		sz = 2
 	}
-	inPlace := littleEndian && t.deferredSpec == nil
+	inPlace := littleEndian
 	// vals: per-worker float32 scratch (half dtypes), or per-block storage
 	// when the bytes cannot be produced in place.
 	var bufs []*floatTensor
