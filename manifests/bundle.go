@@ -32,9 +32,6 @@ var ErrNotBundle = errors.New("target exists and is not a goldset bundle")
 type BundleWriter struct {
 	mu    sync.Mutex
 	files []string // written files, fsynced together at Commit
-	// early holds the fsyncs started when large files closed (see
-	// FileWriter.Close); Commit waits for them instead of syncing again.
-	early map[string]*earlySync
 	final string
 	tmp   string
 	done  bool
@@ -153,7 +150,7 @@ func (b *BundleWriter) Create(rel string, compress bool) (*FileWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manifests: %w", err)
 	}
-	fw := &FileWriter{f: f, h: sha256.New(), path: p, b: b}
+	fw := &FileWriter{f: f, h: sha256.New(), path: p}
 	b.mu.Lock()
 	b.files = append(b.files, p)
 	b.mu.Unlock()
@@ -188,7 +185,6 @@ type FileWriter struct {
 	h    hash.Hash
 	n    int64
 	path string
-	b    *BundleWriter
 
 	dw *directWriter // direct I/O, when used
 
@@ -216,35 +212,8 @@ func (fw *FileWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// earlySyncBytes is the size from which a direct-written file is fsynced
-// in the background as soon as it closes: its flush (on a VM, the host
-// writing the file out) then overlaps the files still being made instead
-// of all landing in Commit. Small files are fsynced together at Commit:
-// one fsync per small file as it closes would serialise the flushes.
-var earlySyncBytes int64 = 256 << 20
-
-// earlySync is a background fsync-and-close of one file.
-type earlySync struct {
-	done chan struct{} // closed when err is set
-	err  error
-}
-
-func (es *earlySync) run(f *os.File, path string) {
-	defer close(es.done)
-	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		es.err = fmt.Errorf("manifests: fsync %q: %w", path, err)
-	}
-	if err := f.Close(); err != nil && es.err == nil {
-		es.err = fmt.Errorf("manifests: finish %q: %w", path, err)
-	}
-}
-
-func (es *earlySync) wait() error {
-	<-es.done
-	return es.err
-}
-
-// Close flushes and closes the file.
+// Close flushes and closes the file (Commit fsyncs all files at once:
+// one fsync per file as it closes serialises the disk's flushes).
 func (fw *FileWriter) Close() error {
 	var err error
 	if fw.zw != nil {
@@ -254,17 +223,6 @@ func (fw *FileWriter) Close() error {
 		if e := fw.dw.finish(); err == nil {
 			err = e
 		}
-	}
-	if err == nil && fw.dw != nil && fw.n >= earlySyncBytes {
-		es := &earlySync{done: make(chan struct{})}
-		fw.b.mu.Lock()
-		if fw.b.early == nil {
-			fw.b.early = make(map[string]*earlySync)
-		}
-		fw.b.early[fw.path] = es
-		fw.b.mu.Unlock()
-		go es.run(fw.f, fw.path)
-		return nil
 	}
 	if e := fw.f.Close(); err == nil && e != nil {
 		err = e
@@ -351,31 +309,13 @@ func (b *BundleWriter) Abort() {
 		return
 	}
 	b.done = true
-	// Files still being fsynced are open; let them close first (some
-	// systems cannot remove open files).
-	b.mu.Lock()
-	early := b.early
-	b.mu.Unlock()
-	for _, es := range early {
-		es.wait()
-	}
 	os.RemoveAll(b.tmp)
 }
 
 // syncAll fsyncs every written file and every directory of the temporary
 // bundle, several at a time so the device can batch the flushes.
 func (b *BundleWriter) syncAll() error {
-	var paths []string
-	var early []*earlySync
-	b.mu.Lock()
-	for _, p := range b.files {
-		if es, ok := b.early[p]; ok {
-			early = append(early, es)
-			continue
-		}
-		paths = append(paths, p)
-	}
-	b.mu.Unlock()
+	paths := append([]string(nil), b.files...)
 	err := filepath.WalkDir(b.tmp, func(p string, d os.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
 			paths = append(paths, p)
@@ -398,9 +338,6 @@ func (b *BundleWriter) syncAll() error {
 		}()
 	}
 	wg.Wait()
-	for _, es := range early {
-		errs = append(errs, es.wait())
-	}
 	return errors.Join(errs...)
 }
 
