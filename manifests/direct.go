@@ -5,6 +5,8 @@ import (
 	"os"
 	"sync"
 	"unsafe"
+
+	"github.com/goldset/goldset/internal/hugemem"
 )
 
 // Direct I/O. A bundle is usually larger than the page cache can hold, and
@@ -37,6 +39,7 @@ func getDirectBuf() []byte {
 		return b
 	}
 	raw := make([]byte, directBufSize+directAlign)
+	hugemem.Advise(raw)
 	skip := (directAlign - int(uintptr(unsafe.Pointer(&raw[0]))%directAlign)) % directAlign
 	return raw[skip : skip+directBufSize : skip+directBufSize]
 }

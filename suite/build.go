@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 
 	"github.com/goldset/goldset/gen"
+	"github.com/goldset/goldset/internal/hugemem"
 	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/npy"
 )
@@ -498,6 +499,7 @@ func (t *tensorOut) reserve(n int) ([]byte, error) {
 	}
 	if cap(b) < n {
 		b = make([]byte, n)
+		hugemem.Advise(b)
 	}
 	return b[:n], nil
 }

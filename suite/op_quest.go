@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/goldset/goldset/golden"
+	"github.com/goldset/goldset/internal/hugemem"
 )
 
 // ---- quest (ops.md §5) ----
@@ -426,6 +427,8 @@ func newBlockMeta(l *layout, dtype string, workers int) *blockMeta {
 	row := l.p.Hkv * l.p.D
 	m := &blockMeta{l: l, dtype: dtype, row: row, mx: make([]float32, l.numBlk*row), mn: make([]float32, l.numBlk*row),
 		scratch: make([][]float64, workers), err: make([]error, workers)}
+	hugemem.Advise(m.mx)
+	hugemem.Advise(m.mn)
 	for w := range m.scratch {
 		m.scratch[w] = make([]float64, 2*row)
 	}

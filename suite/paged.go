@@ -8,6 +8,7 @@ import (
 
 	"github.com/goldset/goldset/gen"
 	"github.com/goldset/goldset/golden"
+	"github.com/goldset/goldset/internal/hugemem"
 	"github.com/goldset/goldset/npy"
 )
 
@@ -646,10 +647,13 @@ func newSeqScratch(l *layout, dtype string) *seqScratch {
 	be := l.blockElems()
 	s := &seqScratch{k: &floatTensor{dtype: dtype}, v: &floatTensor{dtype: dtype}, bt: make([]int32, maxNB)}
 	for _, ft := range []*floatTensor{s.k, s.v} {
+		// The largest buffers of a paged case: fresh memory, huge pages.
 		if dtype == "float32" {
 			ft.vals = make([]float32, maxNB*be)
+			hugemem.Advise(ft.vals)
 		} else {
 			ft.bits = make([]uint16, maxNB*be)
+			hugemem.Advise(ft.bits)
 		}
 	}
 	for i := range s.bt {
