@@ -405,8 +405,10 @@ func fillValues(ft *floatTensor, s gen.Stream, at int64, needVals bool) {
 
 func newBlockBuf(dtype string, n int) *floatTensor {
 	ft := &floatTensor{dtype: dtype, vals: make([]float32, n)}
+	hugemem.Advise(ft.vals) // a no-op below 4 MiB
 	if dtype != "float32" {
 		ft.bits = make([]uint16, n)
+		hugemem.Advise(ft.bits)
 	}
 	return ft
 }
