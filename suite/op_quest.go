@@ -245,8 +245,11 @@ func buildQuest(c *caseCtx, p *questParams) error {
 	var keysOK atomic.Bool
 	keysDone := func() { keysOK.Store(true); close(keys) }
 	work := func(b, w int) error {
-		if err := c.ctx.Err(); err != nil || stopped() {
+		if err := c.ctx.Err(); err != nil {
 			return err
+		}
+		if stopped() {
+			return errWriteFailed
 		}
 		sc, r, nb := scs[w], &res[b%window], l.nb[b]
 		dims := seqDims(&p.pagedParams, nb)
@@ -264,7 +267,7 @@ func buildQuest(c *caseCtx, p *questParams) error {
 		select {
 		case <-ready:
 			if !keysOK.Load() {
-				return nil // the writer failed: its error wins
+				return errWriteFailed
 			}
 			fromWriter = true
 			if err := bm.sequence(r.kmax, r.kmin, b); err != nil {

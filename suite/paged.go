@@ -762,8 +762,11 @@ func buildPagedAttention(c *caseCtx, p *pagedParams) error {
 	}
 	err = whileWriting(func(gate func(int), stopped func() bool) error {
 		return forOrdered(W, 2*W, B, gate, func(b, w int) error {
-			if err := c.ctx.Err(); err != nil || stopped() {
+			if err := c.ctx.Err(); err != nil {
 				return err
+			}
+			if stopped() {
+				return errWriteFailed
 			}
 			sc, nb := scs[w], l.nb[b]
 			sc.gather(ks, vs, b)

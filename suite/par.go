@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 )
@@ -129,7 +130,8 @@ func forOrdered(workers, window, n int, gate func(w int), work func(b, w int) er
 // The writing is the critical path (the device must be kept busy), so
 // compute gets one worker until it is done: gate(w) blocks workers w >= 1
 // until then. If write fails, stopped() turns true so compute can end
-// early; the write error wins, then compute's.
+// early (its items returning errWriteFailed); the write error wins, then
+// compute's.
 func whileWriting(compute func(gate func(w int), stopped func() bool) error, write func() error) error {
 	var stop atomic.Bool
 	written := make(chan struct{})
@@ -151,6 +153,11 @@ func whileWriting(compute func(gate func(w int), stopped func() bool) error, wri
 	}
 	return cerr
 }
+
+// errWriteFailed ends a compute item of whileWriting once the writer has
+// failed: the item must not count as done (its results were not made),
+// and whileWriting returns the writer's error instead.
+var errWriteFailed = errors.New("suite: the input writer failed")
 
 // seqWorkers is how many sequences a paged case computes at once (each
 // holds one gathered sequence in memory).

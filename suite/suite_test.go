@@ -346,3 +346,54 @@ func TestQuestMetaSources(t *testing.T) {
 		}
 	}
 }
+
+// TestPagedWriterFails makes the input writer fail partway through the
+// key cache while the goldens wait for (quest, metadata from the writer)
+// or run alongside it (paged_attention): Build must return the writer's
+// error, not panic on results the stopped goldens never made.
+func TestPagedWriterFails(t *testing.T) {
+	const rec = `{"name": "wf", "version": "0.1.0", "spec_version": 1, "seed": 9, "cases": [
+  {"id": "q", "op": "quest", "split": "public", "params": {"hq": 8, "hkv": 2, "d": 16, "bs": 4, "dtype": "float16", "context_lens": [30, 41, 77, 12], "k": 3, "no_dense": true}},
+  {"id": "pa", "op": "paged_attention", "split": "public", "params": {"hq": 8, "hkv": 2, "d": 16, "bs": 4, "dtype": "float16", "context_lens": [30, 41, 77, 12]}}]}`
+	r, err := manifests.ParseRecipe("wf", []byte(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(v string) { questMeta = v }(questMeta)
+	for _, mode := range []string{"writer", ""} {
+		questMeta = mode
+		for _, c := range r.Cases {
+			one := &manifests.Recipe{Name: r.Name, Version: r.Version, SpecVersion: r.SpecVersion, Seed: r.Seed, Cases: []manifests.RecipeCase{c}}
+			_, err := Build(context.Background(), one, &cutSink{failIn: "key_cache"}, Options{Jobs: 1})
+			if !errors.Is(err, errCut) {
+				t.Errorf("%s (metadata %q): Build error %v, want the writer's", c.ID, mode, err)
+			}
+		}
+	}
+}
+
+var errCut = errors.New("injected: device full")
+
+// cutSink hashes like HashSink but fails writes to the file whose path
+// contains failIn after its first 4 KiB.
+type cutSink struct{ failIn string }
+
+func (s *cutSink) Create(rel string, compress bool) (File, error) {
+	f, _ := HashSink{}.Create(rel, compress)
+	if !strings.Contains(rel, s.failIn) {
+		return f, nil
+	}
+	return &cutFile{File: f}, nil
+}
+
+type cutFile struct {
+	File
+	n int
+}
+
+func (f *cutFile) Write(p []byte) (int, error) {
+	if f.n += len(p); f.n > 4096 {
+		return 0, errCut
+	}
+	return f.File.Write(p)
+}
