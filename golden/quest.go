@@ -73,30 +73,18 @@ func BlockMetadata(kmax, kmin []float64, kCache []float32, blockTables, contextL
 		return err
 	}
 	row := dims.Hkv * dims.D
-	parallelFor(numWorkers(dims.B), dims.B, func(_, b int) {
-		l := int(contextLens[b])
-		nb := numBlocks(l, dims.BS)
-		for i := range dims.MAXB {
-			mx := kmax[(b*dims.MAXB+i)*row : (b*dims.MAXB+i+1)*row]
-			mn := kmin[(b*dims.MAXB+i)*row : (b*dims.MAXB+i+1)*row]
-			if i >= nb {
-				clear(mx)
-				clear(mn)
+	metaBlocks(kmax, kmin, blockTables, contextLens, dims, func(_ int, mx, mn []float64, base, cnt int) {
+		for off := range cnt {
+			src := kCache[base+off*row : base+(off+1)*row]
+			if off == 0 {
+				for e, x := range src {
+					mx[e], mn[e] = float64(x), float64(x)
+				}
 				continue
 			}
-			base := int(blockTables[b*dims.MAXB+i]) * dims.BS * row
-			for off := range blockTokens(i, l, dims.BS, false) {
-				src := kCache[base+off*row : base+(off+1)*row]
-				if off == 0 {
-					for e, x := range src {
-						mx[e], mn[e] = float64(x), float64(x)
-					}
-					continue
-				}
-				for e, x := range src {
-					mx[e] = math.Max(mx[e], float64(x))
-					mn[e] = math.Min(mn[e], float64(x))
-				}
+			for e, x := range src {
+				mx[e] = math.Max(mx[e], float64(x))
+				mn[e] = math.Min(mn[e], float64(x))
 			}
 		}
 	})
@@ -138,13 +126,35 @@ func BlockMetadataHalf(kmax, kmin []float64, kCache []uint16, ht HalfType, block
 		inf = 0x7f80
 	}
 	row := dims.Hkv * dims.D
-	workers := numWorkers(dims.B)
-	keys := make([][]int16, workers)
-	parallelFor(workers, dims.B, func(w, b int) {
+	keys := make([][]int16, numWorkers(dims.B))
+	metaBlocks(kmax, kmin, blockTables, contextLens, dims, func(w int, mx, mn []float64, base, cnt int) {
 		if keys[w] == nil {
 			keys[w] = make([]int16, 2*row)
 		}
 		hi, lo := keys[w][:row], keys[w][row:]
+		for e, h := range kCache[base : base+row] {
+			hi[e], lo[e] = orderedHalf(h), orderedHalf(h)
+		}
+		orderedMinMax(hi, lo, kCache[base:base+cnt*row], row, cnt)
+		for e := range row {
+			if hi[e] > inf || lo[e] < -inf-1 { // a NaN of either sign
+				mx[e], mn[e] = metaNaN(kc, base+e, row, cnt)
+				continue
+			}
+			mx[e] = kc.value(uint16(orderedHalf(uint16(hi[e]))))
+			mn[e] = kc.value(uint16(orderedHalf(uint16(lo[e]))))
+		}
+	})
+	return nil
+}
+
+// metaBlocks runs block(w, mx, mn, base, cnt) on worker w for every
+// block-table entry (b, i) below ceil(L/BS), with mx and mn the entry's
+// rows of kmax and kmin, base the block's offset in the cache and cnt its
+// tokens below L; the rows of entries past ceil(L/BS) are zeroed.
+func metaBlocks(kmax, kmin []float64, blockTables, contextLens []int32, dims AttentionDims, block func(w int, mx, mn []float64, base, cnt int)) {
+	row := dims.Hkv * dims.D
+	parallelFor(numWorkers(dims.B), dims.B, func(w, b int) {
 		l := int(contextLens[b])
 		nb := numBlocks(l, dims.BS)
 		for i := range dims.MAXB {
@@ -155,23 +165,9 @@ func BlockMetadataHalf(kmax, kmin []float64, kCache []uint16, ht HalfType, block
 				clear(mn)
 				continue
 			}
-			base := int(blockTables[b*dims.MAXB+i]) * dims.BS * row
-			cnt := blockTokens(i, l, dims.BS, false)
-			for e, h := range kCache[base : base+row] {
-				hi[e], lo[e] = orderedHalf(h), orderedHalf(h)
-			}
-			orderedMinMax(hi, lo, kCache[base:base+cnt*row], row, cnt)
-			for e := range row {
-				if hi[e] > inf || lo[e] < -inf-1 { // a NaN of either sign
-					mx[e], mn[e] = metaNaN(kc, base+e, row, cnt)
-					continue
-				}
-				mx[e] = kc.value(uint16(orderedHalf(uint16(hi[e]))))
-				mn[e] = kc.value(uint16(orderedHalf(uint16(lo[e]))))
-			}
+			block(w, mx, mn, int(blockTables[b*dims.MAXB+i])*dims.BS*row, blockTokens(i, l, dims.BS, false))
 		}
 	})
-	return nil
 }
 
 // orderedHalf maps float16 or bfloat16 bits to an int16 in the order of
