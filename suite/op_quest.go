@@ -274,6 +274,7 @@ func buildQuest(c *caseCtx, p *questParams) error {
 				return err
 			}
 		default:
+			bm.claimed[b].Store(true)
 			ks.gather(sc.k, b, sc.bufs, nil)
 			if err := sc.blockMetadata(r.kmax, r.kmin, cl, dims); err != nil {
 				return err
@@ -424,12 +425,20 @@ type blockMeta struct {
 	mx, mn  []float32   // [numBlk, row]
 	scratch [][]float64 // per writer worker: [2*row]
 	err     []error     // per writer worker: the first error
+	// claimed[b] is set when sequence b computes its own metadata (it
+	// started before the keys were out): the writer skips its blocks,
+	// unless another sequence shares them.
+	claimed []atomic.Bool
+	shared  map[int]bool
 }
 
 func newBlockMeta(l *layout, dtype string, workers int) *blockMeta {
 	row := l.p.Hkv * l.p.D
 	m := &blockMeta{l: l, dtype: dtype, row: row, mx: make([]float32, l.numBlk*row), mn: make([]float32, l.numBlk*row),
-		scratch: make([][]float64, workers), err: make([]error, workers)}
+		scratch: make([][]float64, workers), err: make([]error, workers), claimed: make([]atomic.Bool, len(l.lens)), shared: map[int]bool{}}
+	for _, p := range l.shared {
+		m.shared[p] = true
+	}
 	hugemem.Advise(m.mx)
 	hugemem.Advise(m.mn)
 	for w := range m.scratch {
@@ -441,10 +450,11 @@ func newBlockMeta(l *layout, dtype string, workers int) *blockMeta {
 // visit computes physical block p's metadata with the golden kernel on a
 // one-block sequence holding the owner's tokens of that block. A shared
 // block is a full first block of both its readers, so the owner's view is
-// theirs too. Unreferenced blocks are skipped.
+// theirs too. Unreferenced blocks, and those of claimed sequences, are
+// skipped.
 func (m *blockMeta) visit(w, p int, ft *floatTensor) {
 	b := int(m.l.owner[p])
-	if b < 0 || m.err[w] != nil {
+	if b < 0 || m.err[w] != nil || (m.claimed[b].Load() && !m.shared[p]) {
 		return
 	}
 	i := int(m.l.logical[p])
