@@ -3,6 +3,7 @@ package suite
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/goldset/goldset/gen"
@@ -24,6 +25,35 @@ func (t *tensorOut) scratch(n int) []byte {
 // littleEndian hosts can emit slices' own bytes: they are already .npy
 // data (emit copies them, so no scratch copy is needed first).
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// viewFloats views raw, the bytes of a tensor of dtype in host order, as
+// its elements: bits for the half dtypes, vals for float32.
+func viewFloats(dtype string, raw []byte) *floatTensor {
+	if dtype == "float32" {
+		return &floatTensor{dtype: dtype, vals: unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/4)}
+	}
+	return &floatTensor{dtype: dtype, bits: unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/2)}
+}
+
+// slice returns elements lo..hi of a view from viewFloats.
+func (ft *floatTensor) slice(lo, hi int) *floatTensor {
+	if ft.bits != nil {
+		return &floatTensor{dtype: ft.dtype, bits: ft.bits[lo:hi]}
+	}
+	return &floatTensor{dtype: ft.dtype, vals: ft.vals[lo:hi]}
+}
+
+// toLittleEndian turns elements of size sz written in host order into
+// .npy's little-endian bytes, in place (nothing to do on little-endian
+// hosts).
+func toLittleEndian(raw []byte, sz int) {
+	if littleEndian {
+		return
+	}
+	for i := 0; i+sz <= len(raw); i += sz {
+		slices.Reverse(raw[i : i+sz])
+	}
+}
 
 // rawBytes views n elements of size sz at p as bytes.
 func rawBytes[T any](p *T, n, sz int) []byte {

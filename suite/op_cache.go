@@ -119,17 +119,19 @@ func buildReshapeAndCache(c *caseCtx, p *cacheParams) error {
 		}
 		outs[i] = t
 	}
-	// Stream the caches in batches of blocks; each batch runs the golden
-	// kernel on its blocks with the slot mapping made local to the batch.
+	// Stream the caches in batches of blocks, produced straight into the
+	// tensors' queued buffers (their bytes are the .npy data): each batch
+	// of both input caches is generated, copied into the golden caches'
+	// buffers, queued, and the copies are updated in place by the golden
+	// kernel with the slot mapping made local to the batch. Each cache is
+	// generated once and copied once; nothing else holds a batch.
 	be := p.BS * row
-	batch := max(1, (1<<22)/be)
-	in := [2]*floatTensor{newBlockBuf(p.DType, batch*be), newBlockBuf(p.DType, batch*be)}
+	batch := max(1, (1<<21)/be) // 4 MiB of float16 per buffer, 20 buffers queued at most
+	sz := int(dtypeSize(p.DType))
 	streams := [2]gen.Stream{c.stream("key_cache"), c.stream("value_cache")}
 	local := make([]int32, len(sm))
+	var raw [4][]byte
 	for b0 := 0; b0 < p.NB; b0 += batch {
-		if err := c.ctx.Err(); err != nil {
-			return fail(err)
-		}
 		b1 := min(p.NB, b0+batch)
 		n := (b1 - b0) * be
 		lo, hi := int32(b0*p.BS), int32(b1*p.BS)
@@ -139,61 +141,47 @@ func buildReshapeAndCache(c *caseCtx, p *cacheParams) error {
 				local[t] = s - lo
 			}
 		}
-		for k := 0; k < 2; k++ {
-			buf := in[k]
-			part := &floatTensor{dtype: p.DType, vals: buf.vals[:n]}
-			if buf.bits != nil {
-				part.bits = buf.bits[:n]
+		for k := range raw {
+			var err error
+			if raw[k], err = outs[k].reserve(n * sz); err != nil {
+				return fail(err)
 			}
-			if p.Hostile {
-				if part.bits != nil {
-					gen.Fill(part.bits, genDType(p.DType), math.NaN())
-				} else {
-					gen.Fill(part.vals, gen.F32, math.NaN())
-				}
-			} else {
-				at := int64(b0) * int64(be)
+		}
+		at := int64(b0) * int64(be)
+		for k := 0; k < 2; k++ {
+			part := viewFloats(p.DType, raw[k])
+			switch {
+			case p.Hostile && part.bits != nil:
+				gen.Fill(part.bits, genDType(p.DType), math.NaN())
+			case p.Hostile:
+				gen.Fill(part.vals, gen.F32, math.NaN())
+			default:
 				gen.Parallel(0, at, n, func(lo, hi int) {
-					sub := floatTensor{dtype: p.DType, vals: part.vals[lo:hi]}
-					if part.bits != nil {
-						sub.bits = part.bits[lo:hi]
-					}
-					fillValues(&sub, streams[k], at+int64(lo), false) // the kernel copies bits
+					fillValues(part.slice(lo, hi), streams[k], at+int64(lo), false) // the kernel copies bits
 				})
 			}
-		}
-		// Write the input batch, update it in place with the golden kernel
-		// (emit copies, so the caches' bytes are already queued) and write
-		// it again as the golden caches.
-		write := func(k0 int) error {
-			for k, ft := range in {
-				var err error
-				if ft.bits != nil {
-					err = outs[k0+k].u16(ft.bits[:n])
-				} else {
-					err = outs[k0+k].f32(ft.vals[:n])
-				}
-				if err != nil {
-					return err
-				}
+			copy(raw[2+k], raw[k])
+			toLittleEndian(raw[k], sz)
+			if err := outs[k].submit(raw[k]); err != nil {
+				return fail(err)
 			}
-			return nil
 		}
-		if err := write(0); err != nil {
-			return fail(err)
-		}
+		kc, vc := viewFloats(p.DType, raw[2]), viewFloats(p.DType, raw[3])
 		dims := golden.CacheDims{T: p.T, Hkv: p.Hkv, D: p.D, NB: b1 - b0, BS: p.BS}
 		var err error
-		if in[0].bits != nil {
-			err = golden.ReshapeAndCache(in[0].bits[:n], in[1].bits[:n], key.bits, value.bits, in[0].bits[:n], in[1].bits[:n], local, dims)
+		if kc.bits != nil {
+			err = golden.ReshapeAndCache(kc.bits, vc.bits, key.bits, value.bits, kc.bits, vc.bits, local, dims)
 		} else {
-			err = golden.ReshapeAndCache(in[0].vals[:n], in[1].vals[:n], key.vals, value.vals, in[0].vals[:n], in[1].vals[:n], local, dims)
+			err = golden.ReshapeAndCache(kc.vals, vc.vals, key.vals, value.vals, kc.vals, vc.vals, local, dims)
 		}
 		if err != nil {
 			return fail(err)
 		}
-		if err := write(2); err != nil {
-			return fail(err)
+		for k := 2; k < 4; k++ {
+			toLittleEndian(raw[k], sz)
+			if err := outs[k].submit(raw[k]); err != nil {
+				return fail(err)
+			}
 		}
 	}
 	for i, t := range outs {

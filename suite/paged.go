@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
-	"unsafe"
 
 	"github.com/goldset/goldset/gen"
 	"github.com/goldset/goldset/golden"
@@ -414,53 +413,31 @@ func newBlockBuf(dtype string, n int) *floatTensor {
 }
 
 // writeCache streams the whole physical cache into t, blocks in parallel
-// batches (the output is the same for any worker count). On
-// little-endian hosts the blocks are produced straight into the tensor's
-// queued buffers (their bytes are the .npy data), saving a copy of the
-// cache.
+// batches (the output is the same for any worker count). The blocks are
+// produced straight into the tensor's queued buffers (their bytes are the
+// .npy data, once in little-endian order), saving a copy of the cache.
 func (s *kvSource) writeCache(c *caseCtx, t *tensorOut) error {
 	be := s.l.blockElems()
 	batch := max(1, (1<<22)/be)
 	workers := defaultJobs()
-	half := s.dtype != "float32"
-	sz := 4
-	if half {
-		sz = 2
-	}
-	inPlace := littleEndian
-	// vals: per-worker float32 scratch (half dtypes), or per-block storage
-	// when the bytes cannot be produced in place.
-	var bufs []*floatTensor
-	if inPlace {
-		for range workers {
-			bufs = append(bufs, &floatTensor{dtype: s.dtype, vals: make([]float32, be)})
-		}
-	} else {
-		for range batch {
-			bufs = append(bufs, newBlockBuf(s.dtype, be))
-		}
+	sz := int(dtypeSize(s.dtype))
+	// Per-worker float32 scratch for the half dtypes' generator.
+	scratch := make([][]float32, workers)
+	for w := range scratch {
+		scratch[w] = make([]float32, be)
 	}
 	for p0 := 0; p0 < s.l.numBlk; p0 += batch {
 		p1 := min(s.l.numBlk, p0+batch)
-		var raw []byte
-		if inPlace {
-			var err error
-			if raw, err = t.reserve((p1 - p0) * be * sz); err != nil {
-				return err
-			}
-		} else if err := c.ctx.Err(); err != nil {
+		raw, err := t.reserve((p1 - p0) * be * sz)
+		if err != nil {
 			return err
 		}
+		view := viewFloats(s.dtype, raw)
 		parallelChunks(workers, p1-p0, func(w, lo, hi int) {
 			for i := lo; i < hi; i++ {
-				ft := bufs[min(i, len(bufs)-1)]
-				if inPlace {
-					ft = &floatTensor{dtype: s.dtype, vals: bufs[w].vals}
-					if half {
-						ft.bits = unsafe.Slice((*uint16)(unsafe.Pointer(&raw[i*be*sz])), be)
-					} else {
-						ft.vals = unsafe.Slice((*float32)(unsafe.Pointer(&raw[i*be*sz])), be)
-					}
+				ft := view.slice(i*be, (i+1)*be)
+				if ft.bits != nil {
+					ft.vals = scratch[w]
 				}
 				s.block(ft, p0+i, false)
 				if s.visit != nil {
@@ -468,16 +445,9 @@ func (s *kvSource) writeCache(c *caseCtx, t *tensorOut) error {
 				}
 			}
 		})
-		if inPlace {
-			if err := t.submit(raw); err != nil {
-				return err
-			}
-			continue
-		}
-		for i := 0; i < p1-p0; i++ {
-			if err := bufs[i].write(t); err != nil {
-				return err
-			}
+		toLittleEndian(raw, sz)
+		if err := t.submit(raw); err != nil {
+			return err
 		}
 	}
 	return nil
