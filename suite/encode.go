@@ -172,7 +172,17 @@ type floatTensor struct {
 // normalTensor draws n values of scale*N(0,1) from stream s at offset at,
 // rounded to dtype.
 func normalTensor(s gen.Stream, dtype string, n int, at int64, scale float64) floatTensor {
-	ft := floatTensor{dtype: dtype, vals: make([]float32, n)}
+	return normalValues(s, dtype, n, at, scale, true)
+}
+
+// normalValues is normalTensor; without needVals, half dtypes get only
+// their bits (for tensors that are written and copied bit for bit, which
+// saves faulting in a float32 copy).
+func normalValues(s gen.Stream, dtype string, n int, at int64, scale float64, needVals bool) floatTensor {
+	ft := floatTensor{dtype: dtype}
+	if dtype == "float32" || needVals {
+		ft.vals = make([]float32, n)
+	}
 	if dtype == "float32" {
 		gen.Parallel(0, at, n, func(lo, hi int) {
 			gen.Normal(s, ft.vals[lo:hi], at+int64(lo), gen.F32, scale)
@@ -183,7 +193,9 @@ func normalTensor(s gen.Stream, dtype string, n int, at int64, scale float64) fl
 	dt := genDType(dtype)
 	gen.Parallel(0, at, n, func(lo, hi int) {
 		gen.Normal(s, ft.bits[lo:hi], at+int64(lo), dt, scale)
-		halfToF32(ft.vals[lo:hi], ft.bits[lo:hi], dtype)
+		if needVals {
+			halfToF32(ft.vals[lo:hi], ft.bits[lo:hi], dtype)
+		}
 	})
 	return ft
 }
