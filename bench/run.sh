@@ -12,6 +12,7 @@
 #   --cases LIST    comma-separated peer-sizes case ids or peer op names;
 #                   "none" runs no case (e.g. with --go alone)
 #   --scratch DIR   where outputs are written and removed (default bench/out/scratch)
+#   --settle SEC    idle seconds before every timed command (default 10; 0 for none)
 #   --no-peer       skip the NumPy peer        --no-dd   skip the dd reference
 #   --full          time the whole default build (`goldset gen`, all suites) vs dd
 #   --go            run `go test -bench` on npy gen golden compare diff longbench/...
@@ -21,7 +22,13 @@
 # drifts in machine load hit all of them), each under /usr/bin/time -v. After
 # every command a timed `sync` flushes what the command left dirty (goldset and
 # dd fsync their output, the peer by default does not), so no run pays for the
-# previous one's write-back; the sync time is recorded as sync_after_s. The
+# previous one's write-back; the sync time is recorded as sync_after_s. Then
+# the output is deleted and the machine idles --settle seconds before the next
+# command starts: on this VM the host keeps absorbing a run's bytes for
+# seconds after the guest's fsync and sync return (invisible to the guest),
+# and a run started at once pays for its predecessor's writes (measured: the
+# reshape_and_cache case took 5.6-6.9 s right after dd wrote 4.3 GB, 4.3-5.7 s
+# after a 10 s pause; every tool gets the same pause). The
 # table shows the ratio of walls and, as "incl. sync", of wall + sync_after_s:
 # the time until the bytes are on the device, which goldset's wall already
 # includes and the peer's does not. Outputs are deleted right after being
@@ -40,7 +47,7 @@ CASES=matmul-4096,softmax-8192,reshape-and-cache-4096,paged-attention-100x8k,que
 SCRATCH=$OUT/scratch
 PEER=${PEER:-$(cd "$(dirname "$0")/../.." && pwd)/shared/peers/numpy_gen.py}
 PY=/usr/bin/python3
-DO_PEER=1 DO_DD=1 FULL=0 GOBENCH=0
+DO_PEER=1 DO_DD=1 FULL=0 GOBENCH=0 SETTLE=10
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit "${1:-0}"; }
 while (($#)); do
@@ -48,6 +55,7 @@ while (($#)); do
 	--reps) REPS=$2; shift ;;
 	--cases) CASES=$2; shift ;;
 	--scratch) SCRATCH=$2; shift ;;
+	--settle) SETTLE=$2; shift ;;
 	--peer) PEER=$2; shift ;;
 	--no-peer) DO_PEER=0 ;;
 	--no-dd) DO_DD=0 ;;
@@ -59,6 +67,7 @@ while (($#)); do
 	shift
 done
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --reps wants a positive integer" >&2; exit 2; }
+[[ $SETTLE =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "run.sh: --settle wants seconds (a non-negative number)" >&2; exit 2; }
 
 log() { printf '== %s\n' "$*" >&2; }
 
@@ -131,6 +140,7 @@ measure() {
 	shift 4
 	local tag=$cid.$tool.$rep tv=$OUT/logs/$cid.$tool.$rep.time
 	rm -rf "$dir"
+	sleep "$SETTLE"
 	local la0 t0 t1 t2 rc=0
 	la0=$(loadavg)
 	log "$tag: $*"
@@ -216,9 +226,9 @@ log "load average at end: $END_LOAD"
 
 # ---- summary (skipped when nothing ran: keeps the previous results) ----
 [ -n "$CASES" ] || ((FULL)) || RUNS=/dev/null
-[ "$RUNS" = /dev/null ] || $PY - "$RUNS" "$OUT" "$START_LOAD" "$END_LOAD" "$(nproc)" "$REPS" <<'EOF'
+[ "$RUNS" = /dev/null ] || $PY - "$RUNS" "$OUT" "$START_LOAD" "$END_LOAD" "$(nproc)" "$REPS" "$SETTLE" <<'EOF'
 import json, os, statistics, sys, datetime, platform
-runs_path, out, load0, load1, ncpu, reps = sys.argv[1:7]
+runs_path, out, load0, load1, ncpu, reps, settle = sys.argv[1:8]
 runs = [json.loads(l) for l in open(runs_path)]
 targets = {"reshape-and-cache-4096", "paged-attention-100x8k", "quest-100x8k-k16"}
 
@@ -273,7 +283,7 @@ for cid in order:
     rows.append(row)
 
 res = {"created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-       "host": platform.node(), "cpus": int(ncpu), "reps": int(reps),
+       "host": platform.node(), "cpus": int(ncpu), "reps": int(reps), "settle_s": float(settle),
        "load_average_start": load0, "load_average_end": load1,
        "note": "medians over reps; wall excludes the sync after each command (sync_after_s, in runs.jsonl; "
                "speedup_incl_sync includes it); the machine is shared, read ratios, not absolutes",
@@ -310,14 +320,14 @@ print()
 print("  ".join(h.ljust(w[i]) for i, h in enumerate(hdr)).rstrip())
 for t in tab:
     print("  ".join(c.ljust(w[i]) for i, c in enumerate(t)).rstrip())
-print(f"\nload average: start {load0}, end {load1} ({ncpu} CPUs); medians of {reps} reps; "
+print(f"\nload average: start {load0}, end {load1} ({ncpu} CPUs); medians of {reps} reps, {settle} s idle before each command; "
       "wall excludes the post-run sync (see runs.jsonl)")
 for r in rows:
     if r["goldset_over_dd_time"]:
         print(f"{r['case']}: goldset is within {r['goldset_over_dd_time']:.2f}x of merely writing its bytes with dd")
 
 with open(os.path.join(out, "results.md"), "w") as f:
-    f.write(f"Load average: start {load0}, end {load1} ({ncpu} CPUs). Medians of {reps} reps.\n\n")
+    f.write(f"Load average: start {load0}, end {load1} ({ncpu} CPUs). Medians of {reps} reps, {settle} s idle before each command.\n\n")
     f.write("| " + " | ".join(hdr) + " |\n|" + "---|" * len(hdr) + "\n")
     for t in tab:
         f.write("| " + " | ".join(t) + " |\n")
