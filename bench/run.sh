@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh -- goldset's peer-sizes suite side by side with the NumPy peer
-# (shared/peers/numpy_gen.py) and with dd writing the same number of bytes.
+# (shared/peers/numpy_gen.py) and with dd writing the same number of bytes
+# (O_DIRECT, then fdatasync).
 #
 #   bench/run.sh                         all five peer-sizes cases, 2 reps each
 #   bench/run.sh --reps 3 --cases paged-attention-100x8k,quest-100x8k-k16
@@ -172,13 +173,18 @@ measure() {
 	fi
 }
 
-# dd_bytes TAG CASE REP BYTES: dd the same number of bytes (rounded up to 4 MiB).
+# dd_bytes TAG CASE REP BYTES: dd the same number of bytes (rounded up to 4 MiB)
+# with O_DIRECT and a final fdatasync: the device's own write speed. Buffered dd
+# measures the page cache's state on this VM instead: 4.3 GB took 3.2-3.8 s
+# right after the peer had freed its page cache, 10.8-13.8 s after the idle
+# pause (the host takes freed pages back, and faulting them in again costs
+# 8-9 s of system time).
 dd_bytes() {
 	local cid=$1 rep=$2 bytes=$3
 	((bytes > 0)) || return 0
 	local n=$(((bytes + 4194303) / 4194304))
 	measure dd "$cid" "$rep" "$SCRATCH/run-dd" \
-		bash -c 'mkdir -p "$1" && exec dd if=/dev/zero of="$1/dd.bin" bs=4M count="$2" conv=fdatasync status=none' _ "$SCRATCH/run-dd" "$n"
+		bash -c 'mkdir -p "$1" && exec dd if=/dev/zero of="$1/dd.bin" bs=4M count="$2" oflag=direct conv=fdatasync status=none' _ "$SCRATCH/run-dd" "$n"
 }
 
 last_bytes() { # bytes of the last successful run of TOOL for CASE
