@@ -280,7 +280,7 @@ for cid in order:
         "goldset_over_dd_time": div(g["wall_s"], d["wall_s"]),
         "tools": by,
     }
-    if cid in targets:
+    if cid in targets and row["speedup_peer_over_goldset"] is not None:  # judged only beside the peer
         s, m = row["speedup_peer_over_goldset"], row["rss_ratio_peer_over_goldset"]
         sd = row["speedup_incl_sync"]
         row["target"] = {"speedup_min": 5, "rss_ratio_min": 3,
