@@ -416,7 +416,7 @@ func newBlockBuf(dtype string, n int) *floatTensor {
 // batches (the output is the same for any worker count). The blocks are
 // produced straight into the tensor's queued buffers (their bytes are the
 // .npy data, once in little-endian order), saving a copy of the cache.
-func (s *kvSource) writeCache(c *caseCtx, t *tensorOut) error {
+func (s *kvSource) writeCache(t *tensorOut) error {
 	be := s.l.blockElems()
 	batch := max(1, (1<<22)/be)
 	workers := defaultJobs()
@@ -560,7 +560,7 @@ func writePagedInputs(c *caseCtx, p *pagedParams, l *layout, q *floatTensor, ks,
 		if err != nil {
 			return err
 		}
-		if err := src.s.writeCache(c, t); err != nil {
+		if err := src.s.writeCache(t); err != nil {
 			t.abort()
 			return err
 		}
