@@ -69,6 +69,11 @@ func (p *cacheParams) numNeg() int {
 	return int(math.Floor(float64(p.SkipFrac*float64(p.TS)) + 0.5))
 }
 
+// cacheBatchElems is how many cache elements reshape_and_cache produces at
+// once: 4 MiB of float16 per buffer, 20 buffers queued at most (writeAhead+1
+// for each of the four caches).
+const cacheBatchElems = 1 << 21
+
 func buildReshapeAndCache(c *caseCtx, p *cacheParams) error {
 	row := p.Hkv * p.D
 	kvShape := []int64{int64(p.T), int64(p.Hkv), int64(p.D)}
@@ -127,7 +132,7 @@ func buildReshapeAndCache(c *caseCtx, p *cacheParams) error {
 	// kernel with the slot mapping made local to the batch. Each cache is
 	// generated once and copied once; nothing else holds a batch.
 	be := p.BS * row
-	batch := max(1, (1<<21)/be) // 4 MiB of float16 per buffer, 20 buffers queued at most
+	batch := max(1, cacheBatchElems/be)
 	sz := int(dtypeSize(p.DType))
 	streams := [2]gen.Stream{c.stream("key_cache"), c.stream("value_cache")}
 	local := make([]int32, len(sm))
