@@ -3,7 +3,6 @@ package suite
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -68,7 +67,7 @@ func TestReshapeAndCacheBundle(t *testing.T) {
 				got, want []byte
 			}{{"key_cache_out", kcOut, wantK}, {"value_cache_out", vcOut, wantV}} {
 				if !bytes.Equal(p.got, p.want) {
-					t.Errorf("%s differs from the input cache with %d rows written (first difference at byte %s)", p.name, written, firstDiff(p.got, p.want))
+					t.Errorf("%s differs from the input cache with %d rows written (first difference at byte %d of %d)", p.name, written, firstDiff(p.got, p.want), len(p.want))
 				}
 			}
 			if bytes.Equal(kc, kcOut) {
@@ -78,11 +77,12 @@ func TestReshapeAndCacheBundle(t *testing.T) {
 	}
 }
 
-func firstDiff(a, b []byte) string {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return fmt.Sprint(i)
+// firstDiff is the first index where got and want differ (or the shorter length).
+func firstDiff(got, want []byte) int {
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			return i
 		}
 	}
-	return fmt.Sprintf("end (lengths %d and %d)", len(a), len(b))
+	return min(len(got), len(want))
 }
