@@ -1,7 +1,6 @@
 package suite
 
 import (
-	"encoding/json"
 	"math"
 	"slices"
 
@@ -680,76 +679,4 @@ func (sc *seqScratch) blockMetadata(kmax, kmin []float64, cl []int32, dims golde
 // seqDims are the dims of one gathered sequence (identity block table).
 func seqDims(p *pagedParams, nb int) golden.AttentionDims {
 	return golden.AttentionDims{B: 1, Hq: p.Hq, Hkv: p.Hkv, D: p.D, NB: nb, BS: p.BS, MAXB: nb}
-}
-
-// ---- paged_attention (ops.md §4) ----
-
-func planPagedAttention(raw json.RawMessage) (*casePlan, error) {
-	var p pagedParams
-	p.PadValue = -1
-	if err := decodeParams(raw, &p); err != nil {
-		return nil, err
-	}
-	if err := p.fill(); err != nil {
-		return nil, err
-	}
-	if p.Needle == "exclude" {
-		return nil, errParams("needle \"exclude\" is a quest placement")
-	}
-	return &casePlan{params: canonical(p), bytes: p.estimateBytes(), build: func(c *caseCtx) error { return buildPagedAttention(c, &p) }}, nil
-}
-
-// estimateBytes approximates the tensor bytes (for progress only).
-func (p *pagedParams) estimateBytes() int64 {
-	var tokens int64
-	B := len(p.ContextLens)
-	if B > 0 {
-		for _, l := range p.ContextLens {
-			tokens += int64((l+p.BS-1)/p.BS) * int64(p.BS)
-		}
-	} else {
-		B = p.B
-		tokens = int64(float64(p.B) * p.LenMean)
-	}
-	tokens += int64(p.MinBlock+p.ExtraBlocks) * int64(p.BS)
-	return 2*tokens*int64(p.Hkv*p.D)*dtypeSize(p.DType) + int64(B*p.Hq*p.D)*(dtypeSize(p.DType)+4)
-}
-
-func buildPagedAttention(c *caseCtx, p *pagedParams) error {
-	l, err := newLayout(c, p)
-	if err != nil {
-		return err
-	}
-	layoutInfo(c, l)
-	q, ks, vs := pagedInputs(c, p, l)
-	B := len(l.lens)
-	out := make([]float64, B*p.Hq*p.D)
-	lse := make([]float64, B*p.Hq)
-	W := seqWorkers()
-	scs := make([]*seqScratch, W)
-	for w := range scs {
-		scs[w] = newSeqScratch(l, p.DType)
-	}
-	err = whileWriting(func(gate func(int), stopped func() bool) error {
-		return forOrdered(W, 2*W, B, gate, func(b, w int) error {
-			if err := c.ctx.Err(); err != nil {
-				return err
-			}
-			if stopped() {
-				return errWriteFailed
-			}
-			sc, nb := scs[w], l.nb[b]
-			sc.gather(ks, vs, b)
-			return sc.pagedAttention(out[b*p.Hq*p.D:(b+1)*p.Hq*p.D], lse[b*p.Hq:(b+1)*p.Hq],
-				q.vals[b*p.Hq*p.D:(b+1)*p.Hq*p.D], []int32{int32(l.lens[b])}, seqDims(p, nb), p.Scale)
-		}, func(int) error { c.tick(); return nil })
-	}, func() error { return writePagedInputs(c, p, l, &q, ks, vs, nil) })
-	if err != nil {
-		return err
-	}
-	shape := []int64{int64(B), int64(p.Hq), int64(p.D)}
-	if err := c.writeOutput("paged_attention", "out", p.DType, shape, out); err != nil {
-		return err
-	}
-	return c.writeRounded(tensorSpec{name: "lse", role: roleGolden, dtype: "float32", shape: []int64{int64(B), int64(p.Hq)}, tol: tolerance("paged_attention", "lse", "float32")}, lse)
 }
