@@ -24,7 +24,7 @@ func TestFamilyRows(t *testing.T) {
 				t.Errorf("%s/%s: %+v %v", f.Name(), dt, tol, err)
 			}
 		}
-		for _, dt := range []string{Int32, Bool, "float8", ""} {
+		for _, dt := range []string{Int32, Uint8, "bool", "float8", ""} {
 			if _, err := f.Tolerance(dt); !errors.Is(err, ErrTolerance) {
 				t.Errorf("%s/%q: err %v, want ErrTolerance", f.Name(), dt, err)
 			}

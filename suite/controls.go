@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/goldset/goldset/compare"
+	"github.com/goldset/goldset/internal/dtype"
 	"github.com/goldset/goldset/manifests"
 )
 
@@ -44,8 +45,20 @@ func (d caseData) floats(name string) ([]float64, *manifests.Tensor, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := compare.Decode(h.Descr, t.DType == "bfloat16", data)
-	return v, t, err
+	dt, err := dtype.Parse(t.DType)
+	if err != nil {
+		return nil, nil, fmt.Errorf("case %s tensor %s: %w", d.c.ID, name, err)
+	}
+	if dt.Descr() != h.Descr {
+		return nil, nil, fmt.Errorf("case %s tensor %s: %s is stored as %s, the file has %s", d.c.ID, name, dt, dt.Descr(), h.Descr)
+	}
+	n, err := dt.StorageBytes(h.NumElems() * int64(dt.ElemsPerItem()))
+	if err != nil || n != int64(len(data)) {
+		return nil, nil, fmt.Errorf("case %s tensor %s: %d data bytes for shape %v", d.c.ID, name, len(data), h.Shape)
+	}
+	v := make([]float64, h.NumElems()*int64(dt.ElemsPerItem()))
+	dt.Decode(v, data)
+	return v, t, nil
 }
 
 func (d caseData) f32(name string) ([]float32, error) {
@@ -81,7 +94,7 @@ func (d caseData) output(name string, v []float64) ControlOutput {
 // bf16RoundTrip rounds v through bfloat16 (the error of a kernel that
 // stores an fp32 result in bf16 somewhere on the way).
 func bf16RoundTrip(v []float64) []float64 {
-	return storedValues(ControlOutput{DType: "bfloat16", Values: v})
+	return storedValues(ControlOutput{DType: dtype.BFloat16.Name(), Values: v})
 }
 
 // Controls computes the negative and positive controls of a case of the
@@ -186,7 +199,7 @@ func JudgeOutput(dir string, c *manifests.Case, name string, got []float64) (com
 // storedValues rounds a control's values to its dtype, as a kernel's
 // stored output would be.
 func storedValues(o ControlOutput) []float64 {
-	if o.DType != "float16" && o.DType != "bfloat16" && o.DType != "float32" {
+	if !dtypeOf(o.DType).IsFloat() {
 		return o.Values // integers are stored exactly
 	}
 	out := make([]float64, len(o.Values))

@@ -7,7 +7,6 @@ import (
 	"github.com/goldset/goldset/gen"
 	"github.com/goldset/goldset/golden"
 	"github.com/goldset/goldset/internal/hugemem"
-	"github.com/goldset/goldset/npy"
 )
 
 // pagedParams are the inputs shared by paged_attention and quest (ops.md §4).
@@ -404,7 +403,7 @@ func fillValues(ft *floatTensor, s gen.Stream, at int64, needVals bool) {
 func newBlockBuf(dtype string, n int) *floatTensor {
 	ft := &floatTensor{dtype: dtype, vals: make([]float32, n)}
 	hugemem.Advise(ft.vals) // a no-op below 4 MiB
-	if dtype != "float32" {
+	if !isFloat32(dtype) {
 		ft.bits = make([]uint16, n)
 		hugemem.Advise(ft.bits)
 	}
@@ -514,14 +513,9 @@ func needleKeys(l *layout, q []float32, dtype string) [][]float64 {
 	return out
 }
 
-func roundTo(dtype string, v float64) float64 {
-	switch dtype {
-	case "float16":
-		return npy.F16ToF64(npy.F16FromF64(v))
-	case "bfloat16":
-		return float64(npy.BF16ToF32(npy.BF16FromF64(v)))
-	}
-	return float64(float32(v))
+func roundTo(name string, v float64) float64 {
+	dt := dtypeOf(name)
+	return dt.Widen(dt.Round(v))
 }
 
 // pagedInputs generates the query (with NegativeQ applied) and the KV sources.
@@ -619,7 +613,7 @@ func newSeqScratch(l *layout, dtype string) *seqScratch {
 	s := &seqScratch{k: &floatTensor{dtype: dtype}, v: &floatTensor{dtype: dtype}, bt: make([]int32, maxNB)}
 	for _, ft := range []*floatTensor{s.k, s.v} {
 		// The largest buffers of a paged case: fresh memory, huge pages.
-		if dtype == "float32" {
+		if isFloat32(dtype) {
 			ft.vals = make([]float32, maxNB*be)
 			hugemem.Advise(ft.vals)
 		} else {
@@ -644,7 +638,7 @@ func (sc *seqScratch) gather(ks, vs *kvSource, b int) {
 
 // halfType is the golden kernels' name for a half dtype.
 func halfType(dtype string) golden.HalfType {
-	if dtype == "bfloat16" {
+	if isBF16(dtype) {
 		return golden.BF16
 	}
 	return golden.F16

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+
+	"github.com/goldset/goldset/internal/dtype"
 )
 
 // Size limits keep a typo in a recipe from asking for terabytes.
@@ -55,28 +58,29 @@ func checkRange(name string, v, lo, hi int) error {
 	return nil
 }
 
+// inputDTypes are the storage types of the current ops' floating inputs
+// and outputs (floatTensor holds fp16/bf16 bits or float32 values).
+var inputDTypes = []dtype.DType{dtype.Float16, dtype.BFloat16, dtype.Float32}
+
 func checkFloatDType(name, d string) error {
-	switch d {
-	case "float16", "bfloat16", "float32":
+	if dt, err := dtype.Parse(d); err == nil && slices.Contains(inputDTypes, dt) {
 		return nil
 	}
 	return errParams("%s %q: want float16, bfloat16 or float32", name, d)
 }
 
-func checkHalfDType(name, d string) error {
-	switch d {
-	case "float16", "bfloat16":
-		return nil
+// dtypeOf returns the table row of a dtype name the plan validated (a name
+// that is not in the table is a programming error).
+func dtypeOf(name string) dtype.DType {
+	dt, err := dtype.Parse(name)
+	if err != nil {
+		panic("suite: " + err.Error())
 	}
-	return errParams("%s %q: want float16 or bfloat16", name, d)
+	return dt
 }
 
-func dtypeSize(d string) int64 {
-	if d == "float32" {
-		return 4
-	}
-	return 2
-}
+// dtypeSize returns the bytes per element of a validated dtype.
+func dtypeSize(d string) int64 { return int64(dtypeOf(d).ItemSize()) }
 
 func checkElems(name string, dims ...int) (int64, error) {
 	n := int64(1)

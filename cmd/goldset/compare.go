@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/goldset/goldset/compare"
+	"github.com/goldset/goldset/internal/dtype"
 	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/npy"
 	"github.com/goldset/goldset/suite"
@@ -141,7 +142,8 @@ func compareOutput(dir string, c *manifests.Case, name, file string) (compare.Re
 	if err := candidateDTypeOK(h.Descr, gt.DType); err != nil {
 		return fail(fmt.Sprintf("dtype: candidate %s: %v", file, err))
 	}
-	got, err := compare.Decode(h.Descr, gt.DType == "bfloat16" && h.Descr == npy.Uint16, data)
+	gdt, _ := dtype.Parse(gt.DType) // the manifest's dtypes were checked on load
+	got, err := compare.Decode(h.Descr, gdt == dtype.BFloat16 && h.Descr == npy.Uint16, data)
 	if err != nil {
 		return compare.Report{}, fmt.Errorf("candidate %s: %w", file, err)
 	}
