@@ -2,6 +2,7 @@ package suite
 
 import (
 	"encoding/binary"
+	"math"
 	"slices"
 	"unsafe"
 
@@ -30,17 +31,17 @@ var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 // its elements: bits for the half dtypes, vals for float32.
 func viewFloats(dtype string, raw []byte) *floatTensor {
 	if isFloat32(dtype) {
-		return &floatTensor{dtype: dtype, vals: unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/4)}
+		return &floatTensor{dtype: dtype, dt: dtypeOf(dtype), vals: unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/4)}
 	}
-	return &floatTensor{dtype: dtype, bits: unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/2)}
+	return &floatTensor{dtype: dtype, dt: dtypeOf(dtype), bits: unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/2)}
 }
 
 // slice returns elements lo..hi of a view from viewFloats.
 func (ft *floatTensor) slice(lo, hi int) *floatTensor {
 	if ft.bits != nil {
-		return &floatTensor{dtype: ft.dtype, bits: ft.bits[lo:hi]}
+		return &floatTensor{dtype: ft.dtype, dt: ft.dt, bits: ft.bits[lo:hi]}
 	}
-	return &floatTensor{dtype: ft.dtype, vals: ft.vals[lo:hi]}
+	return &floatTensor{dtype: ft.dtype, dt: ft.dt, vals: ft.vals[lo:hi]}
 }
 
 // toLittleEndian turns elements of size sz written in host order into
@@ -154,6 +155,7 @@ func halfToF32(dst []float32, src []uint16, dtype string) {
 // half types, values for float32) and its exact float32 values.
 type floatTensor struct {
 	dtype string
+	dt    dtype.DType // dtype's table row
 	bits  []uint16  // float16/bfloat16 storage
 	vals  []float32 // exact values (float32 storage for float32)
 }
@@ -168,7 +170,7 @@ func normalTensor(s gen.Stream, dtype string, n int, at int64, scale float64) fl
 // their bits (for tensors that are written and copied bit for bit, which
 // saves faulting in a float32 copy).
 func normalValues(s gen.Stream, dtype string, n int, at int64, scale float64, needVals bool) floatTensor {
-	ft := floatTensor{dtype: dtype}
+	ft := floatTensor{dtype: dtype, dt: dtypeOf(dtype)}
 	if isFloat32(dtype) || needVals {
 		ft.vals = make([]float32, n)
 	}
@@ -204,12 +206,27 @@ func (ft *floatTensor) syncBits() {
 
 // set stores v (rounded to dtype) at i, keeping bits and vals in step.
 func (ft *floatTensor) set(i int, v float64) {
-	dt := dtypeOf(ft.dtype)
-	bits := dt.Round(v)
-	if ft.bits != nil {
-		ft.bits[i] = uint16(bits)
+	// Fast paths for the hot half types (hostile NaN fills, planting run
+	// per element); the table's Round and Widen give the same bits.
+	switch ft.dt {
+	case dtype.BFloat16:
+		ft.bits[i] = npy.BF16FromF64(v)
+		ft.vals[i] = npy.BF16ToF32(ft.bits[i])
+		return
+	case dtype.Float16:
+		ft.bits[i] = npy.F16FromF64(v)
+		ft.vals[i] = npy.F16ToF32(ft.bits[i])
+		return
+	case 0:
+		panic("suite: floatTensor without its dtype row")
 	}
-	ft.vals[i] = float32(dt.Widen(bits)) // exact: a half or float32 value
+	bits := ft.dt.Round(v)
+	if ft.bits == nil { // float32 storage: the bits are the value
+		ft.vals[i] = math.Float32frombits(uint32(bits))
+		return
+	}
+	ft.bits[i] = uint16(bits)
+	ft.vals[i] = float32(ft.dt.Widen(bits)) // exact: a half value
 }
 
 // isBF16 reports whether a validated dtype name is bfloat16.

@@ -352,7 +352,7 @@ func (s *kvSource) fillHeads(ft *floatTensor, at int64, needVals bool, heads []b
 	var lo, hi int64 = -1, -1 // the pending run, block-relative
 	flush := func() {
 		if lo < hi {
-			sub := floatTensor{dtype: ft.dtype, vals: ft.vals[lo:hi]}
+			sub := floatTensor{dtype: ft.dtype, dt: ft.dt, vals: ft.vals[lo:hi]}
 			if ft.bits != nil {
 				sub.bits = ft.bits[lo:hi]
 			}
@@ -401,7 +401,7 @@ func fillValues(ft *floatTensor, s gen.Stream, at int64, needVals bool) {
 }
 
 func newBlockBuf(dtype string, n int) *floatTensor {
-	ft := &floatTensor{dtype: dtype, vals: make([]float32, n)}
+	ft := &floatTensor{dtype: dtype, dt: dtypeOf(dtype), vals: make([]float32, n)}
 	hugemem.Advise(ft.vals) // a no-op below 4 MiB
 	if !isFloat32(dtype) {
 		ft.bits = make([]uint16, n)
@@ -478,10 +478,10 @@ func (s *kvSource) gather(dst *floatTensor, b int, bufs []*floatTensor, want fun
 			}
 			p := int(s.l.bt[b*s.l.maxb+i])
 			if dst.bits != nil {
-				s.blockHeads(&floatTensor{dtype: s.dtype, vals: bufs[w].vals, bits: dst.bits[i*be : (i+1)*be]}, p, false, heads)
+				s.blockHeads(&floatTensor{dtype: s.dtype, dt: dtypeOf(s.dtype), vals: bufs[w].vals, bits: dst.bits[i*be : (i+1)*be]}, p, false, heads)
 				continue
 			}
-			s.blockHeads(&floatTensor{dtype: s.dtype, vals: dst.vals[i*be : (i+1)*be]}, p, true, heads)
+			s.blockHeads(&floatTensor{dtype: s.dtype, dt: dtypeOf(s.dtype), vals: dst.vals[i*be : (i+1)*be]}, p, true, heads)
 		}
 	})
 }
@@ -610,7 +610,7 @@ type seqScratch struct {
 func newSeqScratch(l *layout, dtype string) *seqScratch {
 	maxNB := slices.Max(l.nb)
 	be := l.blockElems()
-	s := &seqScratch{k: &floatTensor{dtype: dtype}, v: &floatTensor{dtype: dtype}, bt: make([]int32, maxNB)}
+	s := &seqScratch{k: &floatTensor{dtype: dtype, dt: dtypeOf(dtype)}, v: &floatTensor{dtype: dtype, dt: dtypeOf(dtype)}, bt: make([]int32, maxNB)}
 	for _, ft := range []*floatTensor{s.k, s.v} {
 		// The largest buffers of a paged case: fresh memory, huge pages.
 		if isFloat32(dtype) {

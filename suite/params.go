@@ -72,12 +72,23 @@ func checkFloatDType(name, d string) error {
 // dtypeOf returns the table row of a dtype name the plan validated (a name
 // that is not in the table is a programming error).
 func dtypeOf(name string) dtype.DType {
-	dt, err := dtype.Parse(name)
-	if err != nil {
+	dt, ok := dtypeByName[name]
+	if !ok {
+		_, err := dtype.Parse(name)
 		panic("suite: " + err.Error())
 	}
 	return dt
 }
+
+// dtypeByName indexes the dtype table by name: dtypeOf runs per element in
+// places (floatTensor.set), where dtype.Parse's scan would show.
+var dtypeByName = func() map[string]dtype.DType {
+	m := make(map[string]dtype.DType)
+	for _, d := range dtype.All() {
+		m[d.Name()] = d
+	}
+	return m
+}()
 
 // dtypeSize returns the bytes per element of a validated dtype.
 func dtypeSize(d string) int64 { return int64(dtypeOf(d).ItemSize()) }
