@@ -108,7 +108,7 @@ func ExampleBuild() {
 
 	res, err := Build(context.Background(), BuildOptions{
 		DataDir: data, Subsets: []string{"qa"}, N: 2, TargetMean: 250, Seed: 7,
-		Prompt: PromptOptions{NoChat: true}, Out: filepath.Join(root, "out"),
+		Prompt: PromptOptions{NoChat: true}, Out: filepath.Join(root, "out"), Model: "Qwen/Qwen3-8B",
 	}, byteTok{}, nil)
 	if err != nil {
 		panic(err)
@@ -120,10 +120,14 @@ func ExampleBuild() {
 	}
 	// Output:
 	// [202 302] 252
-	// batch.jsonl
+	// histogram.png
 	// manifest.json
+	// prompt_ids.jsonl
 	// prompt_ids.npy
 	// prompt_lens.npy
 	// prompt_offsets.npy
+	// run_vllm_offline.py
 	// serve.jsonl
+	// sglang.jsonl
+	// sharegpt.json
 }
