@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Template is a parsed Python str.format template restricted to named
@@ -324,13 +325,19 @@ func ParseDollarTemplate(name, text string) (*DollarTemplate, error) {
 	return &DollarTemplate{Name: name, Text: text}, nil
 }
 
-// LoadDollarTemplate reads a LongBench v2 prompt file.
+// LoadDollarTemplate reads a LongBench v2 prompt file as pred.py's
+// open(path, encoding='utf-8').read() does: text mode, so "\r\n" and "\r"
+// become "\n" (universal newlines). The digest is of the file's bytes.
 func LoadDollarTemplate(path string) (*DollarTemplate, FileDigest, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, FileDigest{}, fmt.Errorf("longbench: v2 template: %w", err)
 	}
-	t, err := ParseDollarTemplate(path, string(data))
+	if !utf8.Valid(data) {
+		return nil, FileDigest{}, fmt.Errorf("longbench: v2 template %s is not UTF-8: %w", path, ErrTemplate)
+	}
+	text := strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n")
+	t, err := ParseDollarTemplate(path, text)
 	if err != nil {
 		return nil, FileDigest{}, err
 	}
