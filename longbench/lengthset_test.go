@@ -168,7 +168,7 @@ func TestPyStripMatchesPython(t *testing.T) {
 			continue
 		}
 		s := string(r)
-		if stripped := PyStrip("x" + s) == "x"; stripped != pySpace[r] {
+		if stripped := PyStrip("x"+s) == "x"; stripped != pySpace[r] {
 			t.Errorf("U+%04X: PyStrip strips %v, python isspace %v", r, stripped, pySpace[r])
 		}
 	}
