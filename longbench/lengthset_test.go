@@ -3,6 +3,7 @@ package longbench
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -195,4 +196,27 @@ func strconvInts(v []int) string {
 		b.WriteString(strconv.Itoa(x) + " ")
 	}
 	return b.String()
+}
+
+// With no prompt taking a chat template there is no chat batch file, and
+// the manifest says why.
+func TestBuildNoChatHasNoChatBatch(t *testing.T) {
+	opts := toyOptions(toyData(t), filepath.Join(t.TempDir(), "o"))
+	opts.Prompt.NoChat = true
+	res, err := Build(context.Background(), opts, byteTok{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Manifest
+	if m.ChatBatch.File != "" || m.ChatBatch.Requests != 0 || len(m.ChatBatch.ExcludedCustomIDs) != 20 || len(m.ChatBatch.ExcludedSubsets) != 2 {
+		t.Errorf("chat_batch %+v", m.ChatBatch)
+	}
+	if _, err := os.Stat(filepath.Join(opts.Out, ChatBatchFile)); !os.IsNotExist(err) {
+		t.Errorf("%s written: %v", ChatBatchFile, err)
+	}
+	for _, f := range m.Files {
+		if f.Path == ChatBatchFile {
+			t.Errorf("files[] lists %s", ChatBatchFile)
+		}
+	}
 }

@@ -100,10 +100,12 @@ the numbers filled in):
                      truncation policy, chat template, seed), prompts[] with custom_id,
                      prompt_tokens, max_new_tokens, prompt_sha256, the workload_digest, and
                      files[] with each consumer's command
-Only serve.jsonl's and the batch file's consumers need the versions listed in
-the manifest (vLLM with --custom-output-len -1 and --skip-chat-template;
-SGLang with datasets/custom.py and --sharegpt-context-len); docs/consumers.md
-cites the source each contract was read from.
+Consumer versions: vLLM whose bench serve has --skip-chat-template,
+--custom-output-len -1, --no-oversample and --disable-shuffle (after PR #31881,
+Jan 2026); SGLang with python/sglang/benchmark/datasets/custom.py and
+--sharegpt-context-len (older bench_serving drops ShareGPT prompts over 1024
+tokens). The manifest's files[].versions and docs/consumers.md cite the
+source and commit each contract was read from.
 With --kernel-suite it also builds the stage3-longbench kernel bundle (paged
 attention and Quest at Qwen3-8B shapes) whose context_lens are the selected
 prompt lengths, into OUT/kernels/stage3-longbench.
