@@ -220,3 +220,32 @@ func TestBuildNoChatHasNoChatBatch(t *testing.T) {
 		}
 	}
 }
+
+// DollarTemplate never panics and equals a naive sequential replacement
+// (Python's str.replace chain; a placeholder can survive, e.g. "$$DOC$DOC$"
+// with an empty document, exactly as in pred.py).
+func FuzzDollarTemplate(f *testing.F) {
+	f.Add("<text>\n$DOC$\n</text>\n$Q$ (A) $C_A$ (B) $C_B$ (C) $C_C$ (D) $C_D$", " doc ", "q?", "a", "b", "c", "d")
+	f.Add("$DOC$$DOC$$Q$", "$Q$", "\x1f", "", "", "", "")
+	f.Fuzz(func(t *testing.T, tmpl, doc, q, a, b, c, d string) {
+		dt, err := ParseDollarTemplate("fuzz", tmpl)
+		if err != nil {
+			if strings.Contains(tmpl, "$DOC$") {
+				t.Fatalf("rejected a template with $DOC$: %v", err)
+			}
+			return
+		}
+		rec := &Record{Version: V2, Context: doc, Question: q, ChoiceA: a, ChoiceB: b, ChoiceC: c, ChoiceD: d}
+		got, err := dt.FormatRecord(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := tmpl
+		for i, v := range []string{doc, q, a, b, c, d} {
+			want = strings.ReplaceAll(want, V2Placeholders[i].Placeholder, PyStrip(v))
+		}
+		if got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	})
+}
