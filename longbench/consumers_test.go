@@ -8,9 +8,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/goldset/goldset/internal/testenv"
 )
 
 // The consumer contracts of docs/consumers.md, checked field by field: every
@@ -263,4 +267,64 @@ func TestWorkloadDigestVector(t *testing.T) {
 	if WorkloadDigest(ps[:1]) == WorkloadDigest(ps) || WorkloadDigest([]PromptInfo{ps[1], ps[0]}) == WorkloadDigest(ps) {
 		t.Error("digest ignores a prompt or the order")
 	}
+}
+
+// run_vllm_offline.py, run against a stand-in for vLLM's LLM API
+// (testdata/stubvllm), reads prompt_ids.jsonl, sends every request with its
+// own max_tokens, and fails when a request came back short.
+func TestOfflineScriptWithStubVLLM(t *testing.T) {
+	py := testenv.Python
+	if _, err := exec.LookPath(py); err != nil {
+		testenv.SkipOrFail(t, "%s not found", py)
+	}
+	opts := toyOptions(toyData(t), filepath.Join(t.TempDir(), "o"))
+	if _, err := Build(context.Background(), opts, byteTok{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	stub, _ := filepath.Abs(filepath.Join("testdata", "stubvllm"))
+	run := func(short string) (string, error) {
+		cmd := exec.Command(py, OfflineScript, "--model", "toy", "--max-model-len", "400", "--output", "r.json")
+		cmd.Dir = opts.Out
+		cmd.Env = append(os.Environ(), "PYTHONPATH="+stub, "GOLDSET_STUB_SHORT="+short, "PYTHONDONTWRITEBYTECODE=1")
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	if out, err := run("0"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var res struct {
+		NumRequests  int `json:"num_requests"`
+		Failed       int `json:"failed"`
+		OutputTokens int `json:"output_tokens"`
+	}
+	b, err := os.ReadFile(filepath.Join(opts.Out, "r.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil || res.NumRequests != 20 || res.Failed != 0 {
+		t.Fatalf("result %s: %v", b, err)
+	}
+	want := 0
+	for _, p := range readManifest(t, opts.Out).Prompts {
+		want += p.MaxNewTokens
+	}
+	if res.OutputTokens != want {
+		t.Errorf("output tokens %d, want %d", res.OutputTokens, want)
+	}
+	if out, err := run("1"); err == nil || !strings.Contains(out, "did not run as written") {
+		t.Errorf("short outputs accepted: %v %s", err, out)
+	}
+}
+
+func readManifest(t *testing.T, dir string) Manifest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
