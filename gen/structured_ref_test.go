@@ -1,15 +1,14 @@
 package gen_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/goldset/goldset/gen"
 	"github.com/goldset/goldset/internal/testenv"
 	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/suite"
@@ -76,22 +75,8 @@ func TestStructuredInputsReference(t *testing.T) {
 	for i, c := range m.Cases {
 		reqs[i] = req{Kind: "case", Seed: suite.CaseSeed(r, r.Cases[i], nil), Case: c.ID, Op: c.Op, Params: c.Params}
 	}
-	in, err := json.Marshal(reqs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, "testdata/gen_ref.py")
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("gen_ref.py: %v\n%s", err, stderr.String())
-	}
 	var got []map[string]string
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
+	gen.RunGenRef(t, py, reqs, &got)
 	if len(got) != len(m.Cases) {
 		t.Fatalf("%d results for %d cases", len(got), len(m.Cases))
 	}

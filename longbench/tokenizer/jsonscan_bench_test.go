@@ -27,25 +27,9 @@ func handVocabMerges(data []byte) (map[string]int, map[uint64]uint64, error) {
 	return vocab, merges, err
 }
 
-// benchJSON times f on Qwen3's tokenizer.json, in CPU time too (the
-// machine may be shared).
+// benchJSON times f on Qwen3's tokenizer.json.
 func benchJSON(b *testing.B, f func([]byte) (map[string]int, map[uint64]uint64, error)) {
-	qwen3(b)
-	data, err := os.ReadFile(qwen3Path())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	start := processCPU()
-	for b.Loop() {
-		if _, _, err := f(data); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if cpu := processCPU() - start; cpu > 0 {
-		b.ReportMetric(cpu.Seconds()*1e3/float64(b.N), "cpu-ms/op")
-	}
+	benchQwen3File(b, func(data []byte) error { _, _, err := f(data); return err })
 }
 
 // BenchmarkVocabMergesScanner and BenchmarkVocabMergesEncodingJSON time
