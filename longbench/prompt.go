@@ -50,9 +50,10 @@ const (
 	// tokens, so that prompt + output fits the context by construction.
 	PolicyFit = "fit"
 	// PolicyLongBench: LongBench pred.py's config/model2maxlen.json values,
-	// which are the model's context minus 500 (4k models 3500, 32k models
-	// 31500). Subsets whose output plus template exceeds 500 tokens do not
-	// fit under it and fail with ErrBudget.
+	// the model's context minus 500 (THUDM/LongBench 7738f1d: 4k models
+	// 3500, 8k 7500, 16k 15500, 32k 31500). Subsets whose output plus
+	// template exceeds 500 tokens do not fit under it and fail with ErrBudget
+	// (for Qwen3, gov_report, qmsum, multi_news and vcsum: 512 new tokens).
 	PolicyLongBench = "longbench"
 	// PolicyFixed: PromptOptions.MaxLen for every subset (--truncate-at).
 	PolicyFixed = "fixed"
