@@ -155,6 +155,7 @@ type SizeOptions struct {
 	QuestK      []int   // Quest blocks kept per head, anchors included
 	QuestBlock  int     // Quest block size in tokens (default BlockSize)
 	ContextLen  int     // context limit to size at (default: the workload's context_len, else the model's)
+	KVDType     string  // KV cache dtype (vLLM --kv-cache-dtype); default the model's
 }
 
 // Sizing is Size's answer; byte counts are exact integers.
@@ -256,6 +257,12 @@ func Size(m ModelConfig, w *Workload, o SizeOptions) (*Sizing, error) {
 	}
 	if o.Utilization == 0 {
 		o.Utilization = 0.9
+	}
+	if o.KVDType != "" {
+		if _, err := DTypeBytes(o.KVDType); err != nil {
+			return nil, err
+		}
+		m.DType = o.KVDType
 	}
 	s := &Sizing{Model: m, BlockSize: o.BlockSize, QuestBlock: o.QuestBlock}
 	s.BytesPerToken = m.KVBytesPerToken()

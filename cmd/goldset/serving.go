@@ -398,6 +398,7 @@ type servingSizeOptions struct {
 	utilization                             float64
 	blockSize, questBlock, contextLen       int
 	questK                                  []int
+	kvDType                                 string
 	perPrompt, json                         bool
 }
 
@@ -443,6 +444,7 @@ config.json), a small JSON {"name","layers","q_heads","kv_heads","head_dim",
 	f.IntSliceVar(&o.questK, "quest-k", []int{16, 32, 64}, "Quest blocks kept per head (anchors included)")
 	f.IntVar(&o.questBlock, "quest-block", 0, "Quest block size in tokens (default: --block-size)")
 	f.IntVar(&o.contextLen, "context-len", 0, "context limit to size at (default: the workload's context_len, else the model's)")
+	f.StringVar(&o.kvDType, "kv-dtype", "", "KV cache dtype (vLLM --kv-cache-dtype: bfloat16, float16, fp8); default the model's")
 	f.BoolVar(&o.perPrompt, "per-prompt", false, "also list every prompt's tokens, blocks and bytes")
 	f.BoolVar(&o.json, "json", false, "print the figures as JSON")
 	cmd.MarkFlagRequired("model")
@@ -455,7 +457,7 @@ func runServingSize(ctx context.Context, o servingSizeOptions, w io.Writer) erro
 		return err
 	}
 	var so serving.SizeOptions
-	so.BlockSize, so.QuestK, so.QuestBlock, so.ContextLen, so.Utilization = o.blockSize, o.questK, o.questBlock, o.contextLen, o.utilization
+	so.BlockSize, so.QuestK, so.QuestBlock, so.ContextLen, so.Utilization, so.KVDType = o.blockSize, o.questK, o.questBlock, o.contextLen, o.utilization, o.kvDType
 	for _, b := range []struct {
 		flag, val string
 		dst       *int64
@@ -524,11 +526,18 @@ func printSizing(w io.Writer, s *serving.Sizing, perPrompt bool) {
 	}
 	fmt.Fprintf(w, "Quest (block %d, anchors first+last; one decode step of one request at %d tokens, all layers):\n", s.QuestBlock, s.ContextLen)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "K\tdense read\tmetadata read\tselected K+V\tQuest read\tQuest/dense\tq_head upper\tmetadata mem\tworkspace q_head\tworkload mean dense\tworkload mean Quest\tworkload metadata\tconcurrency w/ metadata\t\n")
+	fmt.Fprintf(tw, "K\tdense read\tmetadata read\tselected K+V\tQuest read\tQuest/dense\tq_head upper\tworkload mean dense\tworkload mean Quest\t\n")
 	for _, q := range s.Quest {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", q.K, fb(q.DenseReadBytes), fb(q.MetadataReadBytes),
-			fb(q.SelectedReadBytes), fb(q.QuestReadBytes), q.ReadRatio, fb(q.QHeadUpperReadBytes), fb(q.MetadataBytesAtContext),
-			fb(q.WorkspaceQHead), fb(int64(q.WorkloadDenseRead)), fb(int64(q.WorkloadQuestRead)), fb(q.MetadataBytesWorkload), q.ConcurrencyWithMeta)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%.4f\t%s\t%s\t%s\t\n", q.K, fb(q.DenseReadBytes), fb(q.MetadataReadBytes),
+			fb(q.SelectedReadBytes), fb(q.QuestReadBytes), q.ReadRatio, fb(q.QHeadUpperReadBytes), fb(int64(q.WorkloadDenseRead)), fb(int64(q.WorkloadQuestRead)))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "Quest memory beside the KV cache (metadata: kmax+kmin per block, all layers; top-k workspace per request and step: float32 scores + int32 selection):\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "K\tmetadata at context_len\tmetadata, workload resident\tworkspace q_head\tworkspace kv_group_sum\tconcurrency at context_len with metadata\t\n")
+	for _, q := range s.Quest {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t\n", q.K, fb(q.MetadataBytesAtContext), fb(q.MetadataBytesWorkload),
+			fb(q.WorkspaceQHead), fb(q.WorkspaceKVGroupSum), q.ConcurrencyWithMeta)
 	}
 	tw.Flush()
 	if perPrompt {
