@@ -40,7 +40,7 @@ func WriteSVG(w io.Writer, runs []Summary) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, height)
-	fmt.Fprintf(&b, `<text x="%d" y="22" font-size="15" text-anchor="middle">Latency distributions (empirical CDF; dots: p50, p90, p99)</text>`+"\n", width/2)
+	fmt.Fprintf(&b, `<text x="%d" y="22" font-size="14" text-anchor="middle">Latency distributions (empirical CDF over successful requests; dots: p50, p90, p99; x axis ends at 1.15 x the largest p99)</text>`+"\n", width/2)
 	for mi, m := range Metrics {
 		ox, oy := (mi%cols)*pw, 30+(mi/cols)*ph
 		x0, y0 := float64(ox+ml), float64(oy+mt)
@@ -80,13 +80,17 @@ func WriteSVG(w io.Writer, runs []Summary) error {
 			}
 			col := palette[ri%len(palette)]
 			if n := len(d.Values); n > 0 {
+				// A step function: F jumps by 1/n at each value (sampled to
+				// at most about 400 steps).
 				var pts strings.Builder
 				step := max(1, n/400)
 				fmt.Fprintf(&pts, "%.1f,%.1f", px(d.Values[0]), py(0))
+				prev := 0.0
 				for i := 0; i < n; i += step {
-					fmt.Fprintf(&pts, " %.1f,%.1f", px(d.Values[i]), py(float64(i+1)/float64(n)))
+					j := min(i+step, n)
+					fmt.Fprintf(&pts, " %.1f,%.1f %.1f,%.1f", px(d.Values[i]), py(prev), px(d.Values[i]), py(float64(j)/float64(n)))
+					prev = float64(j) / float64(n)
 				}
-				fmt.Fprintf(&pts, " %.1f,%.1f", px(d.Values[n-1]), py(1))
 				fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.8" points="%s"/>`+"\n", col, pts.String())
 			}
 			for _, pq := range []struct {
