@@ -185,14 +185,14 @@ func Compare(base Summary, runs []Summary) (*Comparison, error) {
 	}
 	for i, s := range runs {
 		switch {
+		case s.Kind != base.Kind:
+			c.Refused = append(c.Refused, fmt.Sprintf("%s: %s result: never ranked against a %s one", s.Result, s.Kind, base.Kind))
+			continue
 		case s.Check == nil || !s.Check.OK:
 			c.Refused = append(c.Refused, fmt.Sprintf("%s: did not pass check against the workload", s.Result))
 			continue
 		case s.Check.Digest != base.Check.Digest:
 			c.Refused = append(c.Refused, fmt.Sprintf("%s: checked against workload %s, the baseline against %s", s.Result, s.Check.Digest, base.Check.Digest))
-			continue
-		case s.Kind != base.Kind:
-			c.Refused = append(c.Refused, fmt.Sprintf("%s: a %s result is never ranked against a %s one", s.Result, s.Kind, base.Kind))
 			continue
 		}
 		c.Ratios[i] = ratios(base, s)

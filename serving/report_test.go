@@ -116,7 +116,7 @@ func TestCompareSideBySide(t *testing.T) {
 	// Offline against serving is refused even when both pass.
 	off := mustResult(t, []byte(`{"elapsed_time": 10, "num_requests": 100, "total_num_tokens": `+i64(w.TotalPromptTokens()+w.TotalMaxNewTokens())+`, "requests_per_second": 10, "tokens_per_second": 1}`))
 	c, err = Compare(sum(dense), []Summary{sum(off)})
-	if !errors.Is(err, ErrNotComparable) || !strings.Contains(c.Refused[0], "a offline result is never ranked against a serving one") {
+	if !errors.Is(err, ErrNotComparable) || !strings.Contains(c.Refused[0], "offline result: never ranked against a serving one") {
 		t.Errorf("offline ranked against serving: %v %v", err, c.Refused)
 	}
 	// Runs checked against different workloads are refused.

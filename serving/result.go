@@ -115,15 +115,16 @@ func ParseResult(b []byte, run int) (*Result, error) {
 	dec.UseNumber()
 	var runs []map[string]json.RawMessage
 	for {
-		var m map[string]json.RawMessage
-		err := dec.Decode(&m)
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: JSON value %d: %v", ErrResult, len(runs)+1, err)
 		}
-		if m == nil {
+		var m map[string]json.RawMessage
+		if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &m) != nil {
 			return nil, fmt.Errorf("%w: JSON value %d is not an object", ErrResult, len(runs)+1)
 		}
 		runs = append(runs, m)

@@ -261,18 +261,22 @@ func writeFileAtomic(path string, fn func(io.Writer) error) error {
 
 func printReport(w io.Writer, rep servingReport) {
 	if c := rep.Comparison; c != nil {
-		for _, kind := range []serving.Kind{serving.Serving, serving.Offline} {
-			if c.Baseline.Kind != kind {
+		runs := []serving.Summary{c.Baseline}
+		ratios := [][]serving.Ratio{nil}
+		var apart []serving.Summary
+		for i, s := range c.Runs {
+			if s.Kind != c.Baseline.Kind {
+				apart = append(apart, s)
 				continue
 			}
-			runs := []serving.Summary{c.Baseline}
-			ratios := [][]serving.Ratio{nil}
-			for i, s := range c.Runs {
-				runs = append(runs, s)
-				ratios = append(ratios, c.Ratios[i])
-			}
-			fmt.Fprintf(w, "%s runs, speed-up against the baseline %s (>1: better):\n", kind, c.Baseline.Result)
-			summaryTable(w, runs, ratios)
+			runs = append(runs, s)
+			ratios = append(ratios, c.Ratios[i])
+		}
+		fmt.Fprintf(w, "%s runs, speed-up against the baseline %s (>1: better):\n", c.Baseline.Kind, c.Baseline.Result)
+		summaryTable(w, runs, ratios)
+		if len(apart) > 0 {
+			fmt.Fprintf(w, "%s runs (never ranked against a %s baseline):\n", apart[0].Kind, c.Baseline.Kind)
+			summaryTable(w, apart, nil)
 		}
 		for _, r := range c.Refused {
 			fmt.Fprintf(w, "not ranked: %s\n", r)
