@@ -299,8 +299,9 @@ func (c *checker) perRequest() {
 	c.checked("input_lens[i] = prompt_tokens[i] in order (%s)", src)
 	want := func(i int) int { return c.w.Prompts[i].PromptTokens }
 	bad := c.compare("input_lens", r.InputLens, want, func(g, w int) bool { return g == w }, "prompt_tokens")
-	if bad > 0 {
-		c.inputCause(want)
+	if bad > 0 && c.inputCause(want) {
+		c.note("output_lens: not compared in order, the requests are out of order (check with --shuffled to compare them as pairs)")
+		return
 	}
 	c.outputs()
 }
@@ -329,7 +330,9 @@ func (c *checker) compare(field string, got []int, want func(int) int, ok func(g
 	return bad
 }
 
-func (c *checker) inputCause(want func(int) int) {
+// inputCause explains input length mismatches; it returns true when the run
+// was shuffled.
+func (c *checker) inputCause(want func(int) int) bool {
 	r := c.r
 	// A constant offset is a template added or missing; equal multisets in a
 	// different order are a shuffle.
@@ -361,8 +364,10 @@ func (c *checker) inputCause(want func(int) int) {
 		slices.Sort(wantAll)
 		if slices.Equal(got, wantAll) {
 			c.cause("the input lengths match the manifest's as a multiset but not in order: the run was shuffled (vLLM shuffles unless --disable-shuffle); rerun with --disable-shuffle, or check with --shuffled to compare as a multiset")
+			return true
 		}
 	}
+	return false
 }
 
 func (c *checker) outputs() {
@@ -382,10 +387,13 @@ func (c *checker) outputs() {
 func (c *checker) outputCause(want func(int) int) {
 	r := c.r
 	same, v := true, -1
-	varied := false
+	varied, shorter := false, true
 	for i, g := range r.OutputLens {
 		if !r.success(i) {
 			continue
+		}
+		if g > want(i) {
+			shorter = false
 		}
 		if v < 0 {
 			v = g
@@ -405,8 +413,10 @@ func (c *checker) outputCause(want func(int) int) {
 		c.cause("every output has %d tokens while the workload asks per-prompt lengths%s", v, hint)
 	case same:
 		c.cause("every output has %d tokens: a fixed --output-len / --sharegpt-output-len overrode the workload's", v)
-	default:
+	case shorter:
 		c.cause("outputs shorter than max_new_tokens end at EOS: run with --ignore-eos (or check with --eos-allowed if EOS was meant to count)")
+	default:
+		c.cause("outputs longer than max_new_tokens: the client's output length is not the workload's (--output-len, --custom-output-len, --sharegpt-output-len)")
 	}
 }
 

@@ -53,6 +53,7 @@ func TestCheckMustShow(t *testing.T) {
 		}, want: []string{
 			"input_lens[0]: got ",
 			"cause: the input lengths match the manifest's as a multiset but not in order: the run was shuffled",
+			"note: output_lens: not compared in order",
 		}},
 		{name: "256-token outputs for per-prompt lengths", mutate: func(r *servingtest.VLLMRun) {
 			for i := range r.Out {
@@ -85,6 +86,9 @@ func TestCheckMustShow(t *testing.T) {
 				if !strings.Contains(text, s) {
 					t.Errorf("missing %q in:\n%s", s, text)
 				}
+			}
+			if strings.Contains(text, "end at EOS") {
+				t.Errorf("an EOS cause without short outputs:\n%s", text)
 			}
 			if tc.ok && len(v.Checked) < 5 {
 				t.Errorf("only %d checks ran: %v", len(v.Checked), v.Checked)
