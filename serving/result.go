@@ -291,6 +291,11 @@ func (f *fields) strings(key string) []string {
 func scalars(m map[string]json.RawMessage) map[string]string {
 	out := map[string]string{}
 	for k, v := range m {
+		// Lists and objects are not settings; skipping them saves decoding
+		// the per-request arrays twice.
+		if len(v) == 0 || v[0] == '[' || v[0] == '{' {
+			continue
+		}
 		var x any
 		if json.Unmarshal(v, &x) != nil {
 			continue
