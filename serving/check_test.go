@@ -138,6 +138,15 @@ func TestCheckShuffledAsMultiset(t *testing.T) {
 		}
 	}
 	run.Out[0], run.Out[1] = run.Out[1], run.Out[0]
+	// One prompt sent twice and another never: same count, the multiset
+	// differs (with EOS allowed only the input multiset is compared).
+	dup := consistentRun(w)
+	dup.In[0], dup.Out[0] = dup.In[1], dup.Out[1]
+	for _, eos := range []bool{false, true} {
+		if v := Check(w, mustResult(t, dup.JSON(1)), CheckOptions{Shuffled: true, EOSAllowed: eos}); v.OK {
+			t.Errorf("a duplicated request passed as a multiset (EOS allowed %v)", eos)
+		}
+	}
 	run.In[3] += 8
 	v = Check(w, mustResult(t, run.JSON(1)), CheckOptions{Shuffled: true})
 	if v.OK || !strings.Contains(verdictText(v), "input_lens[3]: got "+itoa(run.In[3])) {
