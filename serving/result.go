@@ -239,16 +239,21 @@ func (f *fields) ints(key string) []int {
 	return out
 }
 
-func (f *fields) floats(key string) []float64 {
+func (f *fields) floats(key string) []float64 { return list[float64](f, key, "numbers") }
+
+func (f *fields) strings(key string) []string { return list[string](f, key, "strings") }
+
+// list decodes a JSON list whose nulls become T's zero value.
+func list[T any](f *fields, key, what string) []T {
 	if !f.present(key) {
 		return nil
 	}
-	var raw []*float64
+	var raw []*T
 	if err := json.Unmarshal(f.m[key], &raw); err != nil {
-		f.fail(key, "want a list of numbers", err)
+		f.fail(key, "want a list of "+what, err)
 		return nil
 	}
-	out := make([]float64, len(raw))
+	out := make([]T, len(raw))
 	for i, p := range raw {
 		if p != nil {
 			out[i] = *p
@@ -267,24 +272,6 @@ func (f *fields) floatLists(key string) [][]float64 {
 		return nil
 	}
 	return raw
-}
-
-func (f *fields) strings(key string) []string {
-	if !f.present(key) {
-		return nil
-	}
-	var raw []*string
-	if err := json.Unmarshal(f.m[key], &raw); err != nil {
-		f.fail(key, "want a list of strings", err)
-		return nil
-	}
-	out := make([]string, len(raw))
-	for i, p := range raw {
-		if p != nil {
-			out[i] = *p
-		}
-	}
-	return out
 }
 
 // scalars returns every scalar (string, number, bool) value as text.

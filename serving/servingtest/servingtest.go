@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/goldset/goldset/longbench"
 )
 
 // subsetMaxLen is LongBench's config/dataset2maxlen.json for the subsets the
@@ -19,28 +21,15 @@ var subsetMaxLen = []struct {
 	max  int
 }{{"qasper", 128}, {"multifieldqa_en", 64}, {"gov_report", 512}, {"hotpotqa", 32}, {"2wikimqa", 32}, {"musique", 32}}
 
-// SynthManifest builds a manifest.json in today's longbench format (no
+// SynthManifest builds a manifest.json with longbench's own PromptInfo (no
 // workload_digest, no files) with n prompts whose lengths spread from about
 // 1K to 31K tokens around a mean of about 8K.
 func SynthManifest(n int, seed uint64) []byte {
 	rng := rand.New(rand.NewPCG(seed, 0x5e41))
-	type prompt struct {
-		Index        int    `json:"index"`
-		CustomID     string `json:"custom_id"`
-		Subset       string `json:"subset"`
-		ID           string `json:"_id"`
-		Line         int    `json:"line"`
-		PromptTokens int    `json:"prompt_tokens"`
-		RawTokens    int    `json:"raw_tokens"`
-		Truncated    bool   `json:"truncated"`
-		Chat         bool   `json:"chat_template"`
-		MaxNewTokens int    `json:"max_new_tokens"`
-		PromptSHA256 string `json:"prompt_sha256"`
-	}
 	m := map[string]any{"format": "goldset.longbench/1", "longbench_version": "v1", "model": "Qwen/Qwen3-8B",
 		"recipe":      map[string]any{"context_len": 40960, "chat_template": "qwen3", "truncation": "middle"},
 		"description": fmt.Sprintf("synthetic %d-prompt workload for serving tests (seed %d): lengths only, no prompt text", n, seed)}
-	var ps []prompt
+	var ps []longbench.PromptInfo
 	for i := range n {
 		s := subsetMaxLen[i%len(subsetMaxLen)]
 		// log-uniform-ish lengths: 1024 * 2^(u*5), mean near 8K.
@@ -48,7 +37,7 @@ func SynthManifest(n int, seed uint64) []byte {
 		pt := int(1024*math.Pow(2, u*4.9)) + rng.IntN(97)
 		id := fmt.Sprintf("%016x", rng.Uint64())
 		h := sha256.Sum256([]byte(s.name + id))
-		ps = append(ps, prompt{Index: i, CustomID: s.name + "-" + id, Subset: s.name, ID: id, Line: i + 1, PromptTokens: pt,
+		ps = append(ps, longbench.PromptInfo{Index: i, CustomID: s.name + "-" + id, Subset: s.name, ID: id, Line: i + 1, PromptTokens: pt,
 			RawTokens: pt, Chat: true, MaxNewTokens: s.max, PromptSHA256: hex.EncodeToString(h[:])})
 	}
 	m["prompts"] = ps
