@@ -2,6 +2,7 @@ package serving
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,7 +85,7 @@ func Check(w *Workload, r *Result, opts CheckOptions) *Verdict {
 		opts.MaxPerField = 10
 	}
 	v := &Verdict{Result: r.Path, Format: r.Format, Kind: r.Kind, Workload: w.Dir, Digest: w.Digest, N: w.N(),
-		Plan: w.PlanFor(r.Format), Checked: []string{}, Failures: []Failure{}, Causes: []string{}, Notes: []string{}}
+		Plan: w.PlanFor(r.Format, r.Recorded["dataset_name"]), Checked: []string{}, Failures: []Failure{}, Causes: []string{}, Notes: []string{}}
 	c := &checker{v: v, w: w, r: r, opts: opts}
 	if w.DigestComputed {
 		c.note("workload_digest: the manifest has none; computed here from the prompts (custom_id, prompt_sha256, prompt_tokens, max_new_tokens)")
@@ -105,6 +106,19 @@ func Check(w *Workload, r *Result, opts CheckOptions) *Verdict {
 }
 
 func (c *checker) digest() {
+	if c.r.Format == GoldsetOffline {
+		// run_vllm_offline.py hashes the prompt file it read; the manifest
+		// lists the sha256 of the one it wrote.
+		file, got := c.r.Recorded["prompts_file"], c.r.Recorded["prompts_sha256"]
+		if want, ok := c.w.Outputs[filepath.Base(file)]; ok && got != "" {
+			c.checked("prompts_sha256 = the manifest's sha256 of %s", filepath.Base(file))
+			if got != want {
+				c.fail(Failure{Field: "prompts_sha256", Index: -1, Got: got, Want: want, Note: "the manifest's sha256 of " + filepath.Base(file)})
+			}
+		} else {
+			c.note("prompts_sha256: the manifest lists no sha256 for %q", file)
+		}
+	}
 	got, ok := c.r.Recorded["workload_digest"]
 	if !ok {
 		if c.r.Format == VLLMServe {
@@ -254,6 +268,8 @@ func (c *checker) settings() {
 	switch c.r.Format {
 	case SGLangServe:
 		c.note("temperature: not recorded; bench_serving sends temperature 0 in the requests it builds (bench_serving.py)")
+	case GoldsetOffline:
+		c.note("temperature: not recorded; run_vllm_offline.py samples at temperature 0 with ignore_eos=True")
 	case SGLangOffline:
 		c.note("temperature: not recorded; bench_offline_throughput samples at temperature 0 (bench_offline_throughput.py)")
 	case VLLMThroughput:
@@ -283,8 +299,27 @@ func (c *checker) perRequest() {
 		return
 	}
 	src := "server-counted (usage.prompt_tokens)"
-	if r.Format == SGLangServe {
+	switch r.Format {
+	case SGLangServe:
 		src = "client-counted (bench_serving's tokenizer)"
+	case GoldsetOffline:
+		src = "engine-counted (len(RequestOutput.prompt_token_ids))"
+	}
+	if r.CustomIDs != nil {
+		c.checked("custom_id[i] = the manifest's custom_id[i] in order")
+		bad := 0
+		for i, id := range r.CustomIDs {
+			if id == c.w.Prompts[i].CustomID {
+				continue
+			}
+			if bad < c.opts.MaxPerField {
+				c.fail(Failure{Field: "custom_id", Index: i, Got: strconv.Quote(id), Want: strconv.Quote(c.w.Prompts[i].CustomID)})
+			}
+			bad++
+		}
+		if bad > c.opts.MaxPerField {
+			c.fail(Failure{Field: "custom_id", Index: -1, Got: fmt.Sprintf("%d of %d requests differ", bad, len(r.CustomIDs)), Want: "0", Note: fmt.Sprintf("%d more not listed", bad-c.opts.MaxPerField)})
+		}
 	}
 	multiset := c.opts.Shuffled || !c.v.Plan.DisableShuffle
 	if multiset {

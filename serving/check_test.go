@@ -198,7 +198,7 @@ func TestCheckPlanFromCommand(t *testing.T) {
 	if w.Digest != "abc" || w.DigestComputed {
 		t.Errorf("digest %q computed %v: the manifest's workload_digest must be used", w.Digest, w.DigestComputed)
 	}
-	p := w.PlanFor(VLLMServe)
+	p := w.PlanFor(VLLMServe, "")
 	if p.NumPrompts != 10 || !p.NoOversample || p.DisableShuffle || p.CustomOutputLen != -1 || !p.SkipChatTemplate || !p.IgnoreEOS || p.Temperature == nil || *p.Temperature != 0.5 {
 		t.Errorf("plan %+v", p)
 	}
@@ -243,19 +243,49 @@ func TestCheckAggregates(t *testing.T) {
 	}
 }
 
-// TestCheckTestdata: every sample file is consistent with the sample workload.
+// TestCheckTestdata: every sample file is consistent with the sample
+// workload, in today's manifest format and in issue 12's (workload_digest,
+// files with commands).
 func TestCheckTestdata(t *testing.T) {
-	w, err := ReadWorkload("testdata/workload")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"vllm-serve-detailed.json", "vllm-serve.json", "vllm-throughput.json", "sglang-serving.jsonl", "sglang-offline.jsonl"} {
-		r, err := ReadResult("testdata/"+name, -1)
+	for _, dir := range []string{"testdata/workload", "testdata/workload-v2"} {
+		w, err := ReadWorkload(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v := Check(w, r, CheckOptions{}); !v.OK {
-			t.Errorf("%s:\n%s", name, verdictText(v))
+		for _, name := range []string{"vllm-serve-detailed.json", "vllm-serve.json", "vllm-throughput.json", "sglang-serving.jsonl", "sglang-offline.jsonl", "vllm-offline-goldset.json"} {
+			r, err := ReadResult("testdata/"+name, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := Check(w, r, CheckOptions{}); !v.OK {
+				t.Errorf("%s against %s:\n%s", name, dir, verdictText(v))
+			}
 		}
+	}
+	w, _ := ReadWorkload("testdata/workload-v2")
+	if w.DigestComputed || w.Digest != WorkloadDigest(w.Prompts) || len(w.Files) != 7 {
+		t.Errorf("workload-v2: digest %s computed %v, %d files", w.Digest, w.DigestComputed, len(w.Files))
+	}
+}
+
+// TestCheckGoldsetOffline: run_vllm_offline.py names every request, so the
+// order is checked by custom_id, and its prompt file by sha256.
+func TestCheckGoldsetOffline(t *testing.T) {
+	w, err := ReadWorkload("testdata/workload-v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Outputs["prompt_ids.jsonl"] = strings.Repeat("ab", 32)
+	b := readTestdata(t, "vllm-offline-goldset.json")
+	r := mustResult(t, b)
+	v := Check(w, r, CheckOptions{})
+	if v.OK || !strings.Contains(verdictText(v), "prompts_sha256: got ") {
+		t.Errorf("a different prompt file passed:\n%s", verdictText(v))
+	}
+	delete(w.Outputs, "prompt_ids.jsonl")
+	r.CustomIDs[0], r.CustomIDs[1] = r.CustomIDs[1], r.CustomIDs[0]
+	v = Check(w, r, CheckOptions{})
+	if v.OK || !strings.Contains(verdictText(v), `custom_id[0]: got "`+w.Prompts[1].CustomID+`", want "`+w.Prompts[0].CustomID+`"`) {
+		t.Errorf("swapped custom_ids passed:\n%s", verdictText(v))
 	}
 }

@@ -20,9 +20,10 @@
 // (--num-prompts N --no-oversample --disable-shuffle --custom-output-len -1
 // --skip-chat-template --ignore-eos --temperature 0).
 //
-// The workload digest is the hex sha256 of the concatenation, over the prompts
-// in order, of "custom_id \t prompt_sha256 \t prompt_tokens \t max_new_tokens
-// \n" (decimal integers, no spaces). When the manifest records its own digest
+// The workload digest is longbench's (issue 12): the hex sha256 of the
+// concatenation, over the prompts in order, of
+// "<len(custom_id)>:<custom_id> <prompt_sha256> <prompt_tokens> <max_new_tokens>\n"
+// (decimal numbers, single spaces). When the manifest records its own digest
 // it is the one used, and a difference from the recomputed one is noted.
 //
 // # Result formats (read from the producers' source)
@@ -85,10 +86,30 @@
 // output_throughput, total_throughput}; sampling at temperature 0,
 // ignore_eos unless --disable-ignore-eos.
 //
+// goldset's own vLLM offline driver, run_vllm_offline.py (written by
+// `goldset longbench build` beside prompt_ids.jsonl; read in the workloads
+// branch's longbench/offline.go @ 7a81b42, issue 12, not yet on main): one
+// JSON object {tool, model, max_model_len, prompts_file, prompts_sha256,
+// num_requests, completed, failed (requests that came back with other
+// lengths), elapsed_s, requests_per_s, input_tokens, output_tokens,
+// output_tokens_per_s, total_tokens_per_s, requests: [{custom_id,
+// prompt_tokens, output_tokens}]}. It names every request, so Check compares
+// custom_id in order too, and prompts_sha256 against the manifest's sha256
+// of that file. It is the offline route that keeps long prompts: vLLM's
+// ShareGPT loader (bench throughput) drops every prompt over 1024 tokens.
+//
 // testdata/ holds a sample of each, written from these schemas, and a
 // README saying where each field comes from.
 //
 // # Check
+//
+// The plan is read from the manifest's files[].command for the result's
+// consumer ("vllm bench serve", "sglang.bench_serving" with the result's
+// dataset_name, "sglang.bench_offline_throughput", "run_vllm_offline.py"):
+// --num-prompts, --no-oversample, --disable-shuffle (vLLM; SGLang has none, so
+// its lengths are compared as a multiset), --custom-output-len,
+// --skip-chat-template, --ignore-eos / --disable-ignore-eos, --temperature,
+// --dataset-name.
 //
 // Check(w, r) fails, naming the field, the request index (or the whole run)
 // and both values, when: completed + failed (SGLang without details:

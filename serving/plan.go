@@ -2,6 +2,7 @@ package serving
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -27,21 +28,27 @@ var consumers = map[Format]string{
 	VLLMThroughput: "vllm bench throughput",
 	SGLangServe:    "sglang.bench_serving",
 	SGLangOffline:  "sglang.bench_offline_throughput",
+	GoldsetOffline: "run_vllm_offline.py",
 }
 
-// PlanFor returns the plan for a result of format f: from the manifest's
-// "files" command for that consumer, else the defaults of serving.md §3.
-func (w *Workload) PlanFor(f Format) Plan {
+// PlanFor returns the plan for a result of format f (and, for SGLang, its
+// recorded dataset_name): from the manifest's "files" command for that
+// consumer, else the defaults of serving.md §3.
+func (w *Workload) PlanFor(f Format, datasetName string) Plan {
 	want := consumers[f]
 	for _, file := range w.Files {
-		if want != "" && strings.Contains(file.Command, want) {
-			p := parseCommand(file.Command)
-			p.Source = fmt.Sprintf("manifest files[%s].command", file.Path)
-			if p.NumPrompts == 0 {
-				p.NumPrompts = 1000 // vLLM's and SGLang's --num-prompts default
-			}
-			return p
+		if want == "" || !strings.Contains(file.Command, want) {
+			continue
 		}
+		if datasetName != "" && !slices.Contains(splitCommand(file.Command), datasetName) {
+			continue // SGLang: the custom and the sharegpt files have one command each
+		}
+		p := parseCommand(file.Command)
+		p.Source = fmt.Sprintf("manifest files[%s].command", file.Path)
+		if p.NumPrompts == 0 && f != GoldsetOffline {
+			p.NumPrompts = 1000 // vLLM's and SGLang's --num-prompts default
+		}
+		return p
 	}
 	zero := 0.0
 	p := Plan{NumPrompts: w.N(), NoOversample: true, DisableShuffle: true, CustomOutputLen: -1,
@@ -50,6 +57,8 @@ func (w *Workload) PlanFor(f Format) Plan {
 	case VLLMServe:
 		p.Source = "serving.md §3 (the manifest has no vllm bench serve command)"
 		p.DatasetName = "custom"
+	case GoldsetOffline:
+		p.Source = "run_vllm_offline.py's fixed sampling (temperature 0, ignore_eos=True); the manifest has no command"
 	case VLLMThroughput:
 		// run_vllm always sets ignore_eos=True (throughput.py).
 		p.Source = "vllm bench throughput's fixed sampling (ignore_eos=True); the manifest has no command"
@@ -67,6 +76,10 @@ func parseCommand(cmd string) Plan {
 	toks := splitCommand(cmd)
 	sglang := strings.Contains(cmd, "sglang")
 	p.IgnoreEOS = sglang // SGLang ignores EOS unless --disable-ignore-eos
+	if strings.Contains(cmd, "run_vllm_offline.py") {
+		// LLM.generate returns the requests in order, each with ignore_eos.
+		p.IgnoreEOS, p.DisableShuffle, p.NoOversample = true, true, true
+	}
 	if strings.Contains(cmd, "vllm bench throughput") {
 		p.IgnoreEOS = true
 	}

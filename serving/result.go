@@ -19,6 +19,9 @@ const (
 	VLLMThroughput Format = "vllm-bench-throughput"     // vllm bench throughput --output-json
 	SGLangServe    Format = "sglang-bench-serving"      // python -m sglang.bench_serving --output-file [--output-details]
 	SGLangOffline  Format = "sglang-offline-throughput" // python -m sglang.bench_offline_throughput --result-filename
+	// GoldsetOffline is run_vllm_offline.py, the LLM.generate driver that
+	// `goldset longbench build` writes beside prompt_ids.jsonl (issue 12).
+	GoldsetOffline Format = "goldset-run-vllm-offline"
 )
 
 // Kind separates the two measures that are never ranked together.
@@ -31,7 +34,7 @@ const (
 
 // Kind returns the measure a format belongs to.
 func (f Format) Kind() Kind {
-	if f == VLLMThroughput || f == SGLangOffline {
+	if f == VLLMThroughput || f == SGLangOffline || f == GoldsetOffline {
 		return Offline
 	}
 	return Serving
@@ -74,6 +77,7 @@ type Result struct {
 	Latencies  []float64   `json:"-"` // seconds (vLLM only)
 	StartTimes []float64   `json:"-"` // seconds (vLLM only)
 	Errors     []string    `json:"-"`
+	CustomIDs  []string    `json:"-"` // run_vllm_offline.py only
 
 	// Summary holds the recorded summary statistics, e.g. "p99_ttft_ms".
 	Summary map[string]float64 `json:"-"`
@@ -158,6 +162,8 @@ func detect(m map[string]json.RawMessage) (Format, error) {
 		return true
 	}
 	switch {
+	case has("tool", "requests", "elapsed_s", "num_requests"):
+		return GoldsetOffline, nil
 	case has("elapsed_time", "num_requests", "total_num_tokens"):
 		return VLLMThroughput, nil
 	case has("successful_requests", "total_latency", "total_input_tokens"):
@@ -382,6 +388,37 @@ func parseRun(m map[string]json.RawMessage) (*Result, error) {
 		r.TotalTokens = f.int("total_num_tokens", -1)
 		r.RequestThroughput = f.num("requests_per_second", 0)
 		r.TotalTokenThroughput = f.num("tokens_per_second", 0)
+	case GoldsetOffline:
+		r.Label = "run_vllm_offline.py " + r.Recorded["model"]
+		r.Requests = int(f.int("num_requests", 0))
+		r.Completed = int(f.int("completed", 0))
+		r.Failed = int(f.int("failed", 0)) // requests that came back with other lengths
+		r.Duration = f.num("elapsed_s", 0)
+		r.TotalInput = f.int("input_tokens", -1)
+		r.TotalOutput = f.int("output_tokens", -1)
+		if r.TotalInput >= 0 && r.TotalOutput >= 0 {
+			r.TotalTokens = r.TotalInput + r.TotalOutput
+		}
+		r.RequestThroughput = f.num("requests_per_s", 0)
+		r.OutputThroughput = f.num("output_tokens_per_s", 0)
+		r.TotalTokenThroughput = f.num("total_tokens_per_s", 0)
+		var reqs []struct {
+			CustomID     *string `json:"custom_id"`
+			PromptTokens *int    `json:"prompt_tokens"`
+			OutputTokens *int    `json:"output_tokens"`
+		}
+		if err := json.Unmarshal(m["requests"], &reqs); err != nil {
+			f.fail("requests", "want a list of {custom_id, prompt_tokens, output_tokens}", err)
+			break
+		}
+		r.InputLens, r.OutputLens, r.CustomIDs = make([]int, len(reqs)), make([]int, len(reqs)), make([]string, len(reqs))
+		for i, q := range reqs {
+			if q.CustomID == nil || q.PromptTokens == nil || q.OutputTokens == nil || *q.PromptTokens < 0 || *q.OutputTokens < 0 {
+				f.fail(fmt.Sprintf("requests[%d]", i), "want custom_id and non-negative prompt_tokens, output_tokens", fmt.Errorf("missing or negative"))
+				break
+			}
+			r.CustomIDs[i], r.InputLens[i], r.OutputLens[i] = *q.CustomID, *q.PromptTokens, *q.OutputTokens
+		}
 	case SGLangOffline:
 		r.Label = "sglang offline " + r.Recorded["backend"]
 		r.Completed = int(f.int("successful_requests", 0))
@@ -426,6 +463,7 @@ func (r *Result) checkShapes() error {
 		{"latencies", len(r.Latencies), r.Latencies == nil},
 		{"start_times", len(r.StartTimes), r.StartTimes == nil},
 		{"errors", len(r.Errors), r.Errors == nil},
+		{"custom_ids", len(r.CustomIDs), r.CustomIDs == nil},
 	}
 	for _, l := range lists {
 		if l.nil {
@@ -442,7 +480,7 @@ func (r *Result) checkShapes() error {
 			return fmt.Errorf("%w: %q has %d entries, input_lens %d", ErrResult, l.name, l.len, n)
 		}
 	}
-	if r.InputLens != nil && r.Requests >= 0 && r.Format == VLLMServe && n != r.Requests {
+	if r.InputLens != nil && r.Requests >= 0 && (r.Format == VLLMServe || r.Format == GoldsetOffline) && n != r.Requests {
 		return fmt.Errorf("%w: input_lens has %d entries, completed+failed = %d", ErrResult, n, r.Requests)
 	}
 	return nil

@@ -18,6 +18,7 @@ func TestReadTestdataFormats(t *testing.T) {
 		{"vllm-throughput.json", VLLMThroughput, false, 1},
 		{"sglang-serving.jsonl", SGLangServe, true, 2},
 		{"sglang-offline.jsonl", SGLangOffline, false, 1},
+		{"vllm-offline-goldset.json", GoldsetOffline, true, 1},
 	} {
 		r, err := ReadResult("testdata/"+tc.file, -1)
 		if err != nil {
@@ -89,10 +90,10 @@ func TestParseWorkloadErrors(t *testing.T) {
 }
 
 // TestWorkloadDigest pins the digest's encoding with a value worked out of
-// band: printf 'a\tx\t3\t5\nb\ty\t10\t7\n' | sha256sum.
+// band: printf '1:a x 3 5\n1:b y 10 7\n' | sha256sum (longbench's encoding).
 func TestWorkloadDigest(t *testing.T) {
 	got := WorkloadDigest([]Prompt{{CustomID: "a", PromptSHA256: "x", PromptTokens: 3, MaxNewTokens: 5}, {CustomID: "b", PromptSHA256: "y", PromptTokens: 10, MaxNewTokens: 7}})
-	if want := "19c4a7f8be413bc8734ceed6107bf26705b22ca14826009a026afc0f4ca8a275"; got != want {
+	if want := "e5be009824b730737476dabe7921f802b031dfba1e4907ddd80fcc6ced10bb33"; got != want {
 		t.Errorf("digest %s, want %s", got, want)
 	}
 }
@@ -106,7 +107,7 @@ func TestSplitCommand(t *testing.T) {
 }
 
 func FuzzParseResult(f *testing.F) {
-	for _, name := range []string{"vllm-serve-detailed.json", "vllm-serve.json", "vllm-throughput.json", "sglang-serving.jsonl", "sglang-offline.jsonl"} {
+	for _, name := range []string{"vllm-serve-detailed.json", "vllm-serve.json", "vllm-throughput.json", "sglang-serving.jsonl", "sglang-offline.jsonl", "vllm-offline-goldset.json"} {
 		f.Add(readTestdata(f, name), -1)
 	}
 	f.Add([]byte(`{"completed": 1, "failed": 0, "num_prompts": 1, "input_lens": [NaN]}`), 0)
@@ -142,7 +143,7 @@ func FuzzParseWorkload(f *testing.F) {
 			return
 		}
 		for _, fm := range []Format{VLLMServe, VLLMThroughput, SGLangServe, SGLangOffline} {
-			w.PlanFor(fm)
+			w.PlanFor(fm, "custom")
 		}
 		m, _ := LoadModel("qwen3-8b")
 		if _, err := Size(m, w, SizeOptions{KVBudget: 1 << 30}); err != nil {

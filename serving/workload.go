@@ -43,6 +43,8 @@ type Workload struct {
 	Prompts    []Prompt
 	ContextLen int
 	Files      []File
+	// Outputs maps each output file's path to its sha256 (manifest "outputs").
+	Outputs map[string]string
 	// Digest identifies the request list (see WorkloadDigest). DigestComputed
 	// says the manifest carried none and Digest was computed here;
 	// DigestRecorded is the manifest's own value when it had one.
@@ -56,7 +58,11 @@ type manifestJSON struct {
 	Prompts        []Prompt `json:"prompts"`
 	WorkloadDigest string   `json:"workload_digest"`
 	Files          []File   `json:"files"`
-	Recipe         struct {
+	Outputs        []struct {
+		Path   string `json:"path"`
+		SHA256 string `json:"sha256"`
+	} `json:"outputs"`
+	Recipe struct {
 		ContextLen int `json:"context_len"`
 	} `json:"recipe"`
 }
@@ -101,7 +107,10 @@ func ParseWorkload(b []byte) (*Workload, error) {
 				ErrWorkload, i, p.CustomID, p.PromptTokens, p.MaxNewTokens)
 		}
 	}
-	w := &Workload{Format: m.Format, Prompts: m.Prompts, ContextLen: m.Recipe.ContextLen, Files: m.Files}
+	w := &Workload{Format: m.Format, Prompts: m.Prompts, ContextLen: m.Recipe.ContextLen, Files: m.Files, Outputs: map[string]string{}}
+	for _, o := range m.Outputs {
+		w.Outputs[o.Path] = o.SHA256
+	}
 	w.Digest = WorkloadDigest(m.Prompts)
 	if m.WorkloadDigest != "" {
 		w.DigestRecorded = m.WorkloadDigest
@@ -112,21 +121,23 @@ func ParseWorkload(b []byte) (*Workload, error) {
 	return w, nil
 }
 
-// WorkloadDigest is the hex sha256 over the ordered prompts, each as the line
-// "custom_id\tprompt_sha256\tprompt_tokens\tmax_new_tokens\n" (decimal
-// integers): two workloads with the same digest send the same requests with the
-// same lengths in the same order.
+// WorkloadDigest is longbench's workload_digest (issue 12): the hex sha256
+// of, for each prompt in order, the UTF-8 bytes
+// "<len(custom_id)>:<custom_id> <prompt_sha256> <prompt_tokens> <max_new_tokens>\n"
+// (decimal numbers, single spaces). Two workloads with the same digest send
+// the same requests with the same lengths in the same order.
 func WorkloadDigest(prompts []Prompt) string {
 	h := sha256.New()
 	var buf []byte
 	for _, p := range prompts {
-		buf = buf[:0]
+		buf = strconv.AppendInt(buf[:0], int64(len(p.CustomID)), 10)
+		buf = append(buf, ':')
 		buf = append(buf, p.CustomID...)
-		buf = append(buf, '\t')
+		buf = append(buf, ' ')
 		buf = append(buf, p.PromptSHA256...)
-		buf = append(buf, '\t')
+		buf = append(buf, ' ')
 		buf = strconv.AppendInt(buf, int64(p.PromptTokens), 10)
-		buf = append(buf, '\t')
+		buf = append(buf, ' ')
 		buf = strconv.AppendInt(buf, int64(p.MaxNewTokens), 10)
 		buf = append(buf, '\n')
 		h.Write(buf)
