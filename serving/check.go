@@ -499,6 +499,28 @@ func (c *checker) multiset() {
 		}
 		want[pr]--
 	}
+	if bad > 0 {
+		// Sorted, a constant offset is a template added (or missing) on
+		// every request whatever the order.
+		got := slices.Clone(r.InputLens)
+		want := make([]int, 0, len(c.w.Prompts))
+		for _, p := range c.w.Prompts {
+			want = append(want, p.PromptTokens)
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if len(got) == len(want) && len(got) > 0 {
+			d, constant := got[0]-want[0], true
+			for i := range got {
+				constant = constant && got[i]-want[i] == d
+			}
+			if constant && d > 0 {
+				c.cause("sorted, every input is %d tokens longer than the manifest's: a chat template applied on top of the already templated prompts (Qwen3's adds 8 tokens; SGLang: drop --apply-chat-template; vLLM: --skip-chat-template)", d)
+			} else if constant && d < 0 {
+				c.cause("sorted, every input is %d tokens shorter than the manifest's: the prompts went out without their chat template, or a different tokenizer counted them", -d)
+			}
+		}
+	}
 	if bad > c.opts.MaxPerField {
 		c.fail(Failure{Field: "input_lens/output_lens", Index: -1, Got: fmt.Sprintf("%d requests unmatched", bad), Want: "0", Note: fmt.Sprintf("%d more not listed", bad-c.opts.MaxPerField)})
 	}

@@ -152,6 +152,16 @@ func TestCheckShuffledAsMultiset(t *testing.T) {
 	if v.OK || !strings.Contains(verdictText(v), "input_lens[3]: got "+itoa(run.In[3])) {
 		t.Errorf("a +8 input passed the multiset check:\n%s", verdictText(v))
 	}
+	// Every input templated twice, shuffled: the cause is still named.
+	for i := range run.In {
+		if i != 3 {
+			run.In[i] += 8
+		}
+	}
+	v = Check(w, mustResult(t, run.JSON(1)), CheckOptions{Shuffled: true})
+	if v.OK || !strings.Contains(verdictText(v), "sorted, every input is 8 tokens longer") {
+		t.Errorf("shuffled and templated twice:\n%s", verdictText(v))
+	}
 }
 
 func TestCheckEOSAllowed(t *testing.T) {

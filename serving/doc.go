@@ -75,8 +75,15 @@
 // tokenizer, not the server's), output_lens the server's completion_tokens
 // (0 when failed), and there are no per-request latencies, so TPOT and E2EL
 // come from the recorded summary. The openai backends send temperature 0 and
-// ignore_eos unless --disable-ignore-eos. Its ShareGPT loader shuffles and
-// drops prompts over 1024 tokens (prompt + output over 2048), as vLLM's.
+// ignore_eos unless --disable-ignore-eos. Its custom loader
+// (sgl-project/sglang python/sglang/benchmark/datasets/custom.py @
+// 3c1efe01121bfb7d223c6ae03024bb3d1e7c1f75) always random.shuffle()s the
+// lines, takes the output length from the assistant turn's token count (or
+// --sharegpt-output-len), applies the chat template only with
+// --apply-chat-template and counts prompt_len with the client's tokenizer: so
+// SGLang results are compared as a multiset. The older bench_serving.py
+// ShareGPT loader also shuffles and drops prompts over 1024 tokens (prompt +
+// output over 2048), as vLLM's.
 //
 // SGLang `python -m sglang.bench_offline_throughput --result-filename F`:
 // sgl-project/sglang python/sglang/bench_offline_throughput.py @ 00d02fb4531984a2a7bb94a33977053d29af6c39.
