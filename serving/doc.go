@@ -137,7 +137,12 @@
 // culprits from the failures' shape: oversampling to --num-prompts, a shuffle
 // (lengths equal as a multiset), a constant +8 input (Qwen3's chat template
 // applied a second time), every output 256 (vLLM's default
-// --custom-output-len), outputs ended at EOS. Settings a format does not
+// --custom-output-len), outputs ended at EOS. The vLLM defaults behind them
+// were read in vllm-project/vllm vllm/benchmarks/datasets.py @
+// 0056b87fc1fda2642f39dda4392824c425dd1638 (add_dataset_parser:
+// --num-prompts 1000, --custom-output-len 256, --no-oversample,
+// --skip-chat-template, --disable-shuffle; the loaders shuffle unless
+// disable_shuffle and maybe_oversample_requests pads to --num-prompts). Settings a format does not
 // record are listed as notes, never assumed to match.
 //
 // # Report

@@ -76,6 +76,9 @@ func parseCommand(cmd string) Plan {
 	toks := splitCommand(cmd)
 	sglang := strings.Contains(cmd, "sglang")
 	p.IgnoreEOS = sglang // SGLang ignores EOS unless --disable-ignore-eos
+	if strings.Contains(cmd, "vllm bench serve") && p.CustomOutputLen == 0 {
+		p.CustomOutputLen = 256 // datasets.py's default
+	}
 	if strings.Contains(cmd, "run_vllm_offline.py") {
 		// LLM.generate returns the requests in order, each with ignore_eos.
 		p.IgnoreEOS, p.DisableShuffle, p.NoOversample = true, true, true
