@@ -173,7 +173,7 @@ func detect(m map[string]json.RawMessage) (Format, error) {
 	case has("completed", "dataset_name", "total_input_tokens"):
 		return SGLangServe, nil
 	}
-	return "", fmt.Errorf("%w: not a vLLM bench serve/throughput or SGLang bench_serving/bench_offline_throughput result (none of their key sets present)", ErrResult)
+	return "", fmt.Errorf("%w: not a vLLM bench serve/throughput, SGLang bench_serving/bench_offline_throughput or run_vllm_offline.py result (none of their key sets present)", ErrResult)
 }
 
 type fields struct {
