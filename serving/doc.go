@@ -169,7 +169,7 @@
 // utilization - weights - framework, all inputs) holds floor(budget /
 // block bytes) blocks: the longest single context is blocks x BS tokens,
 // the concurrency at context_len is blocks / ceil(context_len / BS), the
-// workload's worst case packs its longest requests first. Quest (ops.md §5,
+// workload's worst case packs its longest requests first. Quest (docs/spec.md §5,
 // anchors first and last, the last block partial) per decode step of one
 // request of L tokens, all layers: metadata read nb x 2 (kmax, kmin) x
 // kv_heads x head_dim x dtype bytes with nb = ceil(L / block); selected read

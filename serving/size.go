@@ -364,7 +364,7 @@ func Size(m ModelConfig, w *Workload, o SizeOptions) (*Sizing, error) {
 	return s, nil
 }
 
-// quest sizes one decode step of one request at length L (ops.md §5: anchors
+// quest sizes one decode step of one request at length L (docs/spec.md §5: anchors
 // first and last, the last block partial).
 func quest(m ModelConfig, L, k, qb int) QuestSizing {
 	eb, _ := DTypeBytes(m.DType)
