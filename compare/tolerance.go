@@ -120,7 +120,7 @@ var (
 )
 
 // One-row families: the same limits in every floating dtype (their
-// outputs are float32 by definition, spec §7).
+// outputs are float32 by definition, docs/spec.md §7).
 var (
 	lseRow    = family{rtol: 1e-5, atol: 1e-4}
 	scoresRow = family{rtol: 1e-4, atolRMS: 1e-4, atol: -1}

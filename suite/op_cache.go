@@ -11,7 +11,7 @@ import (
 	"github.com/goldset/goldset/golden"
 )
 
-// ---- reshape_and_cache (ops.md §3) ----
+// ---- reshape_and_cache (docs/spec.md §3) ----
 
 // reshape_and_cache: scatter key/value [t,hkv,d] into paged caches
 // [nb,bs,hkv,d] at slot_mapping's slots (negative: skipped); the goldens

@@ -9,7 +9,7 @@ import (
 )
 
 // matmul: C = A @ B, A [m,k], B [k,n] ("KN") or [n,k] ("NK"), float64
-// accumulation of the stored inputs' products (ops.md §1).
+// accumulation of the stored inputs' products (docs/spec.md §1).
 var _ = register(&op{
 	name:     "matmul",
 	inputs:   []string{"a", "b"},
@@ -18,7 +18,7 @@ var _ = register(&op{
 	controls: matmulControls,
 })
 
-// ---- matmul (ops.md §1) ----
+// ---- matmul (docs/spec.md §1) ----
 
 type matmulParams struct {
 	M       int     `json:"m"`

@@ -10,7 +10,7 @@ import (
 )
 
 // paged_attention: decode attention over a paged KV cache, one query
-// token per sequence, GQA (ops.md §4).
+// token per sequence, GQA (docs/spec.md §4).
 var _ = register(&op{
 	name:     "paged_attention",
 	inputs:   pagedInputNames,
@@ -28,7 +28,7 @@ var attentionOutputs = []output{
 	{name: "lse", dtype: "float32", tol: compare.LSE},
 }
 
-// ---- paged_attention (ops.md §4) ----
+// ---- paged_attention (docs/spec.md §4) ----
 
 func planPagedAttention(raw json.RawMessage) (*casePlan, error) {
 	var p pagedParams

@@ -12,9 +12,9 @@ import (
 	"github.com/goldset/goldset/internal/hugemem"
 )
 
-// ---- quest (ops.md §5) ----
+// ---- quest (docs/spec.md §5) ----
 
-// quest: Quest sparse decode attention (ops.md §5): per-block key
+// quest: Quest sparse decode attention (docs/spec.md §5): per-block key
 // metadata, block scores, top-k selection with anchors, attention over the
 // selected blocks; dense_out is the dense attention, for reference.
 var _ = register(&op{
@@ -49,7 +49,7 @@ type questParams struct {
 	// lowest indices must win.
 	Tie bool `json:"tie,omitempty"`
 	// NoDense skips the dense attention (dense_out and the
-	// sparse_dense_rel_l2 info) that ops.md §5 asks contest cases to
+	// sparse_dense_rel_l2 info) that docs/spec.md §5 asks contest cases to
 	// record: for benchmark cases that must do the same work as a tool
 	// without it (the NumPy peer); the dense pass costs about as much as
 	// a paged_attention golden.
@@ -433,7 +433,7 @@ func relL2(a, b []float64) float64 {
 // "" (whichever is ready). Tests set it to check that both agree.
 var questMeta = ""
 
-// blockMeta holds Quest's per-block key metadata (ops.md §5: the
+// blockMeta holds Quest's per-block key metadata (docs/spec.md §5: the
 // elementwise max and min over a block's tokens below L), taken from each
 // referenced physical block as the key cache is written. The values are
 // half or float32 values, so float32 storage is exact and halves the
@@ -516,7 +516,7 @@ func (m *blockMeta) sequence(kmax, kmin []float64, b int) error {
 }
 
 // questMetaMask grades kmax/kmin [B, MAXB, Hkv, D] only for logical blocks
-// i < ceil(L/BS) (ops.md §7); every other output whole.
+// i < ceil(L/BS) (docs/spec.md §5a); every other output whole.
 func questMetaMask(d caseData, output string, shape []int64) ([]bool, error) {
 	if output != "kmax" && output != "kmin" {
 		return nil, nil

@@ -12,7 +12,7 @@ import (
 )
 
 // softmax: row softmax of x [m,n] with the online state (row max, row
-// sum of exp(x - max)) as float32 outputs (ops.md §2).
+// sum of exp(x - max)) as float32 outputs (docs/spec.md §2).
 var _ = register(&op{
 	name:   "softmax",
 	inputs: []string{"x"},
@@ -25,7 +25,7 @@ var _ = register(&op{
 	controls: softmaxControls,
 })
 
-// ---- softmax (ops.md §2) ----
+// ---- softmax (docs/spec.md §2) ----
 
 type softmaxParams struct {
 	M     int     `json:"m"`
@@ -40,7 +40,7 @@ type softmaxParams struct {
 	// tile fully masked, then finite values).
 	NegInfRows   int `json:"neg_inf_rows"`
 	NegInfPrefix int `json:"neg_inf_prefix"`
-	// MaskedRows rows are entirely -inf (defined as all zeros; ops.md §7).
+	// MaskedRows rows are entirely -inf (defined as all zeros; docs/spec.md §2).
 	MaskedRows int `json:"masked_rows"`
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/goldset/goldset/internal/hugemem"
 )
 
-// pagedParams are the inputs shared by paged_attention and quest (ops.md §4).
+// pagedParams are the inputs shared by paged_attention and quest (docs/spec.md §4).
 type pagedParams struct {
 	Hq    int    `json:"hq"`
 	Hkv   int    `json:"hkv"`
