@@ -157,8 +157,8 @@ func halfToF32(dst []float32, src []uint16, dtype string) {
 type floatTensor struct {
 	dtype string
 	dt    dtype.DType // dtype's table row
-	bits  []uint16  // float16/bfloat16 storage
-	vals  []float32 // exact values (float32 storage for float32)
+	bits  []uint16    // float16/bfloat16 storage
+	vals  []float32   // exact values (float32 storage for float32)
 }
 
 // normalTensor draws n values of scale*N(0,1) from stream s at offset at,
