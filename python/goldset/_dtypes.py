@@ -105,7 +105,8 @@ def e2m1x2_to_float32(packed):
 def e8m0_to_float32(codes):
     """E8M0 scale bytes -> float32 2^(b-127); 255 is NaN; 0 is 2^-127 (subnormal in float32)."""
     b = np.asarray(codes, np.uint8)
-    out = np.exp2(b.astype(np.float64) - 127).astype(np.float32)
+    e = np.where(b == 255, 0, b).astype(np.float64) - 127  # 2^128 would overflow float32
+    out = np.exp2(e).astype(np.float32)
     out[b == 255] = np.nan
     return out
 
