@@ -487,3 +487,26 @@ def wrong_kernel(case, inputs):
     launch, outputs, _ = PREPARE[case.op](case, inputs, wrong=True)
     launch()
     return outputs
+
+
+def _context_lens(case):
+    return case.info.get("context_lens") or case.params.get("context_lens") or []
+
+
+def wrong_applies(case):
+    """Whether the WRONG bug changes this case's result (else the wrong
+    kernel returns the right answer, and the judge must pass it)."""
+    p = case.params
+    if case.op == "matmul":
+        return int(p["k"]) % 64 != 0  # the K tail tile exists only then
+    if case.op == "softmax":
+        return int(p.get("outlier_rows", 0)) > 0  # exp overflows in fp32 only on the large logits
+    if case.op == "reshape_and_cache":
+        return int(case.info.get("slots_written", 0 if p.get("all_negative") else 1)) > 0
+    bs = int(p["bs"])
+    if case.op == "paged_attention":
+        return any(int(L) % bs for L in _context_lens(case))  # a partial last block
+    if case.op == "quest":
+        # the ranking matters when some row has more blocks than it keeps and the scores differ
+        return not p.get("tie") and any(-(-int(L) // bs) > int(p["k"]) for L in _context_lens(case))
+    return True
