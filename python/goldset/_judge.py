@@ -367,6 +367,11 @@ def _judge_one(gs, bundle, case, kernel, backend, device, out_dir, partial, veri
         unknown = [n for n in outputs if n not in case.outputs]
         if unknown:
             raise KeyError(f"the kernel returned {unknown}, not outputs of case {case.id} ({', '.join(case.outputs)})")
+        missing = [n for n in case.outputs if n not in outputs]
+        if missing and outputs and not partial:
+            # every graded output is judged (older goldset binaries would silently judge fewer)
+            raise KeyError(f"the kernel did not return {missing} (case {case.id} grades {', '.join(case.outputs)}; "
+                           "judge(..., partial=True) judges only the returned ones)")
         files = {n: save_output(case, n, outputs[n], out_dir) for n in case.outputs if n in outputs}
     except Exception as e:
         if raise_errors:

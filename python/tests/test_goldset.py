@@ -340,6 +340,16 @@ class JudgeTest(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "boom"):
             judge(broken, cases=["mm-kn-fp16"], raise_errors=True)
 
+    def test_every_graded_output_is_required(self):
+        only_out = lambda c, x: {"out": reference.paged_attention(c, x)["out"]}
+        res = judge(only_out, cases=["pa-bf16"])
+        self.assertEqual(res.results[0].status, "ERROR")
+        self.assertIn("did not return ['lse']", res.results[0].binding())
+        if _supports_partial(_state["gs"]):
+            res = judge(only_out, cases=["pa-bf16"], partial=True)
+            self.assertEqual(res.results[0].status, "PASS", res.table())
+            self.assertEqual([r["name"] for r in res.results[0].reports], ["out"])
+
     def test_wrong_shape_is_a_failure_not_a_crash(self):
         res = judge(lambda c, x: {"c": np.zeros((2, 2), np.float32)}, cases=["mm-kn-fp16"])
         self.assertEqual(res.results[0].status, "FAIL")
@@ -415,6 +425,11 @@ class BinaryTest(unittest.TestCase):
         os.chmod(p, 0o755)
         with self.assertRaisesRegex(goldset.GoldsetBinaryError, "is it goldset"):
             goldset.check_goldset(goldset.open_bundle(_state["bundle"]), p)
+
+
+def _supports_partial(gs):
+    r = subprocess.run([gs, "compare", "--help"], capture_output=True, text=True)
+    return "--partial" in r.stdout
 
 
 def _spec_of(gs):
