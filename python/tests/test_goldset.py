@@ -361,6 +361,54 @@ class JudgeTest(unittest.TestCase):
         self.assertEqual(sorted(os.listdir(os.path.join(d, "pa-bf16"))), ["lse.npy", "out.npy"])
 
 
+class CLITest(unittest.TestCase):
+    def cli(self, *args):
+        env = dict(os.environ, GOLDSET_BIN=_state["gs"])
+        r = subprocess.run([sys.executable, "-m", "goldset"] + list(args), capture_output=True, text=True, env=env,
+                           cwd=_state["tmp"])
+        return r.returncode, r.stdout, r.stderr
+
+    def test_judge_exit_codes_and_json(self):
+        code, out, err = self.cli("judge", _state["bundle"], "--kernel", "goldset.reference:kernel", "--json")
+        self.assertEqual(code, 0, err)
+        doc = json.loads(out)
+        self.assertEqual(doc["counts"], {"PASS": 12, "FAIL": 0, "ERROR": 0})
+        self.assertIn("12 passed, 0 failed, 0 errors", err)  # the table goes to stderr with --json
+        code, out, err = self.cli("judge", _state["bundle"], "--kernel", "goldset.reference:wrong_kernel", "--ops", "quest")
+        self.assertEqual(code, 3, out + err)
+        self.assertIn("2 failed", out)
+
+    def test_kernel_from_a_file(self):
+        d = tempfile.mkdtemp(dir=_state["tmp"])
+        f = os.path.join(d, "mine.py")
+        with open(f, "w") as fh:
+            fh.write("from goldset import reference\ndef softmax(case, x):\n    return reference.softmax(case, x)\n"
+                     "def boom(case, x):\n    raise RuntimeError('kaput')\n")
+        code, out, err = self.cli("judge", _state["bundle"], "--kernel", f + ":softmax", "--ops", "softmax")
+        self.assertEqual(code, 0, out + err)
+        code, out, err = self.cli("judge", _state["bundle"], "--kernel", f + ":boom", "--ops", "softmax")
+        self.assertEqual(code, 1)
+        self.assertIn("kaput", out)
+        code, out, err = self.cli("judge", _state["bundle"], "--kernel", f + ":nothing")
+        self.assertEqual((code, err.strip()), (1, f"goldset: --kernel '{f}:nothing': {f} has no 'nothing'"))
+
+    def test_cases_verify_usage(self):
+        code, out, _ = self.cli("cases", _state["bundle"], "--op", "matmul", "--json")
+        self.assertEqual(code, 0)
+        self.assertEqual([c["id"] for c in json.loads(out)["cases"]], ["mm-kn-fp16", "mm-nk-bf16", "mm-fp32"])
+        self.assertEqual(self.cli("verify", _state["bundle"])[0], 0)
+        d = copy_bundle()
+        with open(os.path.join(d, "rc-fp16", "slot_mapping.npy"), "ab") as fh:
+            fh.write(b"x")
+        code, _, err = self.cli("verify", d)
+        self.assertEqual(code, 3)
+        self.assertIn("slot_mapping.npy", err)
+        self.assertEqual(self.cli("judge", _state["bundle"])[0], 2)  # --kernel missing
+        code, _, err = self.cli("cases", _state["tmp"])
+        self.assertEqual(code, 1)
+        self.assertIn("no manifest", err)
+
+
 def _fake_goldset(dirname, version_line, flag_ok):
     """A shell script that answers --version/version like a goldset build would."""
     p = os.path.join(dirname, "goldset")
