@@ -363,7 +363,10 @@ class JudgeTest(unittest.TestCase):
 
 class CLITest(unittest.TestCase):
     def cli(self, *args):
-        env = dict(os.environ, GOLDSET_BIN=_state["gs"])
+        # the goldset package this test imported, installed or not
+        pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(goldset.__file__)))
+        env = dict(os.environ, GOLDSET_BIN=_state["gs"],
+                   PYTHONPATH=os.pathsep.join([pkg_root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
         r = subprocess.run([sys.executable, "-m", "goldset"] + list(args), capture_output=True, text=True, env=env,
                            cwd=_state["tmp"])
         return r.returncode, r.stdout, r.stderr
