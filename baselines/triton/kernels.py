@@ -111,6 +111,68 @@ def _softmax_kernel(x_ptr, y_ptr, max_ptr, sum_ptr, n_cols, BLOCK: tl.constexpr,
         tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=cols < n_cols)
 
 
+@triton.jit
+def _softmax_chunk_state(x_ptr, st_m_ptr, st_s_ptr, n_cols, n_chunks, CHUNK: tl.constexpr, BLOCK: tl.constexpr,
+                         SUB_MAX: tl.constexpr):
+    """Long rows, pass 1: program (row, chunk) stores its chunk's online state (max, rescaled sum)."""
+    row = tl.program_id(0).to(tl.int64)
+    ch = tl.program_id(1)
+    x_row = x_ptr + row * n_cols
+    m = tl.full([BLOCK], float("-inf"), tl.float32)
+    s = tl.zeros([BLOCK], tl.float32)
+    for start in range(ch * CHUNK, tl.minimum(ch * CHUNK + CHUNK, n_cols), BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+        if SUB_MAX:
+            m_new = tl.maximum(m, x)
+            alive = m_new != float("-inf")
+            s = tl.where(alive, s * tl.exp2((m - m_new) * 1.4426950408889634)
+                         + tl.exp2((x - m_new) * 1.4426950408889634), 0.0)
+            m = m_new
+        else:  # WRONG: no max subtraction
+            s = s + tl.exp(x)
+    if SUB_MAX:
+        cm = tl.max(m, 0)
+        s = tl.where(m == float("-inf"), 0.0, s * tl.exp2((m - cm) * 1.4426950408889634))
+    else:
+        cm = tl.max(tl.zeros([BLOCK], tl.float32), 0)
+    tl.store(st_m_ptr + row * n_chunks + ch, cm)
+    tl.store(st_s_ptr + row * n_chunks + ch, tl.sum(s, 0))
+
+
+@triton.jit
+def _softmax_chunk_finish(x_ptr, y_ptr, max_ptr, sum_ptr, st_m_ptr, st_s_ptr, n_cols, n_chunks,
+                          CHUNK: tl.constexpr, BLOCK: tl.constexpr, CP: tl.constexpr, SUB_MAX: tl.constexpr):
+    """Long rows, pass 2: every program merges the row's chunk states, then normalises its chunk."""
+    row = tl.program_id(0).to(tl.int64)
+    ch = tl.program_id(1)
+    ci = tl.arange(0, CP)
+    cm = tl.load(st_m_ptr + row * n_chunks + ci, mask=ci < n_chunks, other=float("-inf"))
+    cs = tl.load(st_s_ptr + row * n_chunks + ci, mask=ci < n_chunks, other=0.0)
+    if SUB_MAX:
+        row_m = tl.max(cm, 0)
+        row_s = tl.sum(tl.where(cm == float("-inf"), 0.0, cs * tl.exp2((cm - row_m) * 1.4426950408889634)), 0)
+    else:
+        row_m = tl.max(tl.zeros([CP], tl.float32), 0)
+        row_s = tl.sum(cs, 0)
+    if ch == 0:
+        tl.store(max_ptr + row, row_m)
+        tl.store(sum_ptr + row, row_s)
+    inv = tl.where(row_s > 0, 1.0 / row_s, 0.0)
+    x_row = x_ptr + row * n_cols
+    y_row = y_ptr + row * n_cols
+    for start in range(ch * CHUNK, tl.minimum(ch * CHUNK + CHUNK, n_cols), BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+        y = tl.exp2((x - row_m) * 1.4426950408889634) * inv
+        if SUB_MAX:
+            y = tl.where(row_m == float("-inf"), 0.0, y)
+        tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=cols < n_cols)
+
+
+SOFTMAX_CHUNK = 8192  # rows longer than this are split over several programs
+
+
 def softmax_prepare(case, x, wrong=False):
     xt = x["x"]
     M, N = xt.shape
@@ -118,9 +180,19 @@ def softmax_prepare(case, x, wrong=False):
     rmax = torch.empty(M, dtype=torch.float32, device=xt.device)
     rsum = torch.empty(M, dtype=torch.float32, device=xt.device)
     BLOCK = min(4096, triton.next_power_of_2(N))
+    if N <= SOFTMAX_CHUNK:
+        def launch():
+            _softmax_kernel[(M,)](xt, y, rmax, rsum, N, BLOCK=BLOCK, SUB_MAX=not wrong, num_warps=8)
+    else:
+        C = triton.cdiv(N, SOFTMAX_CHUNK)
+        st_m = torch.empty((M, C), dtype=torch.float32, device=xt.device)
+        st_s = torch.empty_like(st_m)
 
-    def launch():
-        _softmax_kernel[(M,)](xt, y, rmax, rsum, N, BLOCK=BLOCK, SUB_MAX=not wrong, num_warps=8)
+        def launch():
+            _softmax_chunk_state[(M, C)](xt, st_m, st_s, N, C, CHUNK=SOFTMAX_CHUNK, BLOCK=BLOCK, SUB_MAX=not wrong,
+                                         num_warps=8)
+            _softmax_chunk_finish[(M, C)](xt, y, rmax, rsum, st_m, st_s, N, C, CHUNK=SOFTMAX_CHUNK, BLOCK=BLOCK,
+                                          CP=max(2, triton.next_power_of_2(C)), SUB_MAX=not wrong, num_warps=8)
 
     return launch, {"y": y, "row_max": rmax, "row_sum": rsum}, 2 * M * N * xt.element_size() + 8 * M
 
@@ -500,7 +572,7 @@ def wrong_applies(case):
     if case.op == "matmul":
         return int(p["k"]) % 64 != 0  # the K tail tile exists only then
     if case.op == "softmax":
-        return int(p.get("outlier_rows", 0)) > 0  # exp overflows in fp32 only on the large logits
+        return True  # exp overflows on outlier rows, and the row_max it reports (0) is never the max
     if case.op == "reshape_and_cache":
         return int(case.info.get("slots_written", 0 if p.get("all_negative") else 1)) > 0
     bs = int(p["bs"])
