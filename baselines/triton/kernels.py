@@ -15,13 +15,6 @@ import torch
 import triton
 import triton.language as tl
 
-LOG2E = 1.4426950408889634
-
-
-def _tl_float(dtype):
-    return {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32}[dtype]
-
-
 # ----------------------------------------------------------------------------- matmul (§1)
 
 
