@@ -21,6 +21,8 @@ log() { printf '\n== %s\n' "$*"; }
 install_tools() {
 	local pkgs=()
 	/usr/bin/python3 -c 'import numpy' 2>/dev/null || pkgs+=(python3-numpy)
+	# longbench's consumer tests render Qwen3's own Jinja chat template.
+	/usr/bin/python3 -c 'import jinja2' 2>/dev/null || pkgs+=(python3-jinja2)
 	# the Python package's tests: Debian's torch (CPU), pytest, and venv + setuptools + wheel for an offline `pip install ./python`
 	/usr/bin/python3 -c 'import torch' 2>/dev/null || pkgs+=(python3-torch)
 	/usr/bin/python3 -c 'import pytest, setuptools, wheel, ensurepip' 2>/dev/null || pkgs+=(python3-pytest python3-venv python3-setuptools python3-wheel)
@@ -75,6 +77,10 @@ python_tests
 
 log "go vet"
 go vet ./...
+
+log "purego build (the Go twins of the amd64 kernels): vet and short tests"
+go vet -tags purego ./...
+go test -tags purego -short -count=1 ./npy ./gen ./golden
 
 log "go test (full)"
 go test -count=1 -timeout 20m ./...
