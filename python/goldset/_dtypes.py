@@ -6,7 +6,7 @@ storage encoding (manifests/doc.go, ops.md §0 and spec 2's header):
     float16 <f2   bfloat16 <u2 (raw bits)   float32 <f4   float64 <f8
     int32 <i4   int64 <i8   uint8 |u1   bool |b1
     float8_e4m3fn |u1 (codes)   float8_e8m0fnu |u1 (scale exponents)
-    float4_e2m1x2 |u1 (two E2M1 codes per byte, element 2i in the low
+    float4_e2m1fn_x2 |u1 (two E2M1 codes per byte, element 2i in the low
                        nibble, 2i+1 in the high one; the manifest's shape
                        is the byte shape)
 
@@ -30,18 +30,18 @@ STORAGE = {
     "bool": np.dtype("|b1"),
     "float8_e4m3fn": np.dtype("|u1"),
     "float8_e8m0fnu": np.dtype("|u1"),
-    "float4_e2m1x2": np.dtype("|u1"),
+    "float4_e2m1fn_x2": np.dtype("|u1"),
 }
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 INT_DTYPES = ("int32", "int64", "uint8")
-BYTE_CODED = ("float8_e4m3fn", "float8_e8m0fnu", "float4_e2m1x2")
+BYTE_CODED = ("float8_e4m3fn", "float8_e8m0fnu", "float4_e2m1fn_x2")
 
 # torch dtype attribute names for the byte-coded formats (absent in older torch)
 TORCH_CODED = {
     "float8_e4m3fn": "float8_e4m3fn",
     "float8_e8m0fnu": "float8_e8m0fnu",
-    "float4_e2m1x2": "float4_e2m1fn_x2",
+    "float4_e2m1fn_x2": "float4_e2m1fn_x2",
 }
 
 
@@ -96,7 +96,7 @@ def e2m1x2_to_float32(packed):
     p = np.asarray(packed, np.uint8)
     out = np.empty(p.shape[:-1] + (2 * p.shape[-1],), np.float32) if p.ndim else None
     if out is None:
-        raise ValueError("float4_e2m1x2 needs at least one axis")
+        raise ValueError("float4_e2m1fn_x2 needs at least one axis")
     out[..., 0::2] = E2M1_VALUES[p & 0xF]
     out[..., 1::2] = E2M1_VALUES[p >> 4]
     return out
@@ -114,7 +114,7 @@ def e8m0_to_float32(codes):
 DECODERS = {
     "bfloat16": bf16_to_float32,
     "float8_e4m3fn": e4m3fn_to_float32,
-    "float4_e2m1x2": e2m1x2_to_float32,
+    "float4_e2m1fn_x2": e2m1x2_to_float32,
     "float8_e8m0fnu": e8m0_to_float32,
 }
 

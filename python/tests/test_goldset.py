@@ -8,6 +8,7 @@ failures.
 """
 import io
 import json
+import math
 import os
 import shutil
 import stat
@@ -189,6 +190,37 @@ class DTypeTest(unittest.TestCase):
         self.assertTrue(np.isnan(sc[3]))
         with self.assertRaisesRegex(goldset.UnsupportedDType, "float7"):
             d.storage_dtype("float7")
+
+    def test_decoders_match_ml_dtypes_and_torch_on_every_code(self):
+        # internal/dtype/testdata/codes.txt: every code as ml_dtypes 0.6 and torch 2.11 decode it
+        from goldset import _dtypes as d
+
+        fixture = os.path.join(REPO, "internal", "dtype", "testdata", "codes.txt")
+        if not os.path.exists(fixture):
+            self.skipTest(f"{fixture} is not in this checkout")
+        ours = {
+            "float8_e4m3fn": lambda c: d.e4m3fn_to_float32(np.array([c], np.uint8))[0],
+            "float8_e8m0fnu": lambda c: d.e8m0_to_float32(np.array([c], np.uint8))[0],
+            "float4_e2m1fn": lambda c: d.e2m1x2_to_float32(np.array([c], np.uint8))[0],  # the low nibble
+        }
+        seen = {}
+        with open(fixture) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) != 5 or parts[0] != "decode" or parts[2] not in ours:
+                    continue
+                _, lib, name, code, value = parts
+                want = float("nan") if value == "nan" else float.fromhex(value)
+                got = float(ours[name](int(code, 16)))
+                if math.isnan(want):
+                    self.assertTrue(math.isnan(got), f"{lib} {name} {code}: {got}, want NaN")
+                else:
+                    self.assertEqual((got, math.copysign(1, got)), (want, math.copysign(1, want)), f"{lib} {name} {code}")
+                seen[(lib, name)] = seen.get((lib, name), 0) + 1
+        self.assertEqual(seen, {("ml_dtypes", "float8_e4m3fn"): 256, ("torch", "float8_e4m3fn"): 256,
+                                ("ml_dtypes", "float8_e8m0fnu"): 256, ("torch", "float8_e8m0fnu"): 256,
+                                ("ml_dtypes", "float4_e2m1fn"): 16})
+        self.assertEqual(d.storage_dtype("float4_e2m1fn_x2"), np.dtype("|u1"))  # internal/dtype's manifest name
 
     @unittest.skipIf(torch is None and not REQUIRE, "python3-torch is not installed")
     def test_torch_fp8_where_torch_has_it(self):
