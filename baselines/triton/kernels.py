@@ -67,14 +67,11 @@ def matmul_prepare(case, x, wrong=False):
 
 
 @triton.jit
-def _softmax_kernel(x_ptr, y_ptr, max_ptr, sum_ptr, n_cols, BLOCK: tl.constexpr, SUB_MAX: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    x_row = x_ptr + row * n_cols
-    y_row = y_ptr + row * n_cols
+def _softmax_state(x_row, lo, hi, n_cols, BLOCK: tl.constexpr, SUB_MAX: tl.constexpr):
+    """The online state of columns [lo, hi): (max, sum of exp(x - max)), per lane, then merged."""
     m = tl.full([BLOCK], float("-inf"), tl.float32)
     s = tl.zeros([BLOCK], tl.float32)
-    # pass 1: the online state (running max and rescaled sum), per lane
-    for start in range(0, n_cols, BLOCK):
+    for start in range(lo, hi, BLOCK):
         cols = start + tl.arange(0, BLOCK)
         x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
         if SUB_MAX:
@@ -86,51 +83,46 @@ def _softmax_kernel(x_ptr, y_ptr, max_ptr, sum_ptr, n_cols, BLOCK: tl.constexpr,
         else:  # WRONG: no max subtraction, exp overflows on large logits
             s = s + tl.exp(x)
     if SUB_MAX:
-        row_m = tl.max(m, 0)
-        s = tl.where(m == float("-inf"), 0.0, s * tl.exp2((m - row_m) * 1.4426950408889634))
+        mx = tl.max(m, 0)
+        s = tl.where(m == float("-inf"), 0.0, s * tl.exp2((m - mx) * 1.4426950408889634))
     else:
-        row_m = tl.max(tl.zeros([BLOCK], tl.float32), 0)
-    row_s = tl.sum(s, 0)
-    tl.store(max_ptr + row, row_m)
-    tl.store(sum_ptr + row, row_s)
+        mx = tl.max(tl.zeros([BLOCK], tl.float32), 0)
+    return mx, tl.sum(s, 0)
+
+
+@triton.jit
+def _softmax_normalise(x_row, y_row, lo, hi, n_cols, row_m, row_s, BLOCK: tl.constexpr, SUB_MAX: tl.constexpr):
+    """y = exp(x - row_m) / row_s over columns [lo, hi); an all -inf row gives 0."""
     inv = tl.where(row_s > 0, 1.0 / row_s, 0.0)
-    # pass 2: normalise
-    for start in range(0, n_cols, BLOCK):
+    for start in range(lo, hi, BLOCK):
         cols = start + tl.arange(0, BLOCK)
         x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
         y = tl.exp2((x - row_m) * 1.4426950408889634) * inv
         if SUB_MAX:
             y = tl.where(row_m == float("-inf"), 0.0, y)
-        tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=cols < n_cols)
+        tl.store(y_row + cols, y.to(y_row.dtype.element_ty), mask=cols < n_cols)
+
+
+@triton.jit
+def _softmax_kernel(x_ptr, y_ptr, max_ptr, sum_ptr, n_cols, BLOCK: tl.constexpr, SUB_MAX: tl.constexpr):
+    """Rows up to SOFTMAX_CHUNK: one program per row, two passes."""
+    row = tl.program_id(0).to(tl.int64)
+    row_m, row_s = _softmax_state(x_ptr + row * n_cols, 0, n_cols, n_cols, BLOCK, SUB_MAX)
+    tl.store(max_ptr + row, row_m)
+    tl.store(sum_ptr + row, row_s)
+    _softmax_normalise(x_ptr + row * n_cols, y_ptr + row * n_cols, 0, n_cols, n_cols, row_m, row_s, BLOCK, SUB_MAX)
 
 
 @triton.jit
 def _softmax_chunk_state(x_ptr, st_m_ptr, st_s_ptr, n_cols, n_chunks, CHUNK: tl.constexpr, BLOCK: tl.constexpr,
                          SUB_MAX: tl.constexpr):
-    """Long rows, pass 1: program (row, chunk) stores its chunk's online state (max, rescaled sum)."""
+    """Long rows, pass 1: program (row, chunk) stores its chunk's online state."""
     row = tl.program_id(0).to(tl.int64)
     ch = tl.program_id(1)
-    x_row = x_ptr + row * n_cols
-    m = tl.full([BLOCK], float("-inf"), tl.float32)
-    s = tl.zeros([BLOCK], tl.float32)
-    for start in range(ch * CHUNK, tl.minimum(ch * CHUNK + CHUNK, n_cols), BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
-        if SUB_MAX:
-            m_new = tl.maximum(m, x)
-            alive = m_new != float("-inf")
-            s = tl.where(alive, s * tl.exp2((m - m_new) * 1.4426950408889634)
-                         + tl.exp2((x - m_new) * 1.4426950408889634), 0.0)
-            m = m_new
-        else:  # WRONG: no max subtraction
-            s = s + tl.exp(x)
-    if SUB_MAX:
-        cm = tl.max(m, 0)
-        s = tl.where(m == float("-inf"), 0.0, s * tl.exp2((m - cm) * 1.4426950408889634))
-    else:
-        cm = tl.max(tl.zeros([BLOCK], tl.float32), 0)
+    cm, cs = _softmax_state(x_ptr + row * n_cols, ch * CHUNK, tl.minimum(ch * CHUNK + CHUNK, n_cols), n_cols,
+                            BLOCK, SUB_MAX)
     tl.store(st_m_ptr + row * n_chunks + ch, cm)
-    tl.store(st_s_ptr + row * n_chunks + ch, tl.sum(s, 0))
+    tl.store(st_s_ptr + row * n_chunks + ch, cs)
 
 
 @triton.jit
@@ -151,16 +143,8 @@ def _softmax_chunk_finish(x_ptr, y_ptr, max_ptr, sum_ptr, st_m_ptr, st_s_ptr, n_
     if ch == 0:
         tl.store(max_ptr + row, row_m)
         tl.store(sum_ptr + row, row_s)
-    inv = tl.where(row_s > 0, 1.0 / row_s, 0.0)
-    x_row = x_ptr + row * n_cols
-    y_row = y_ptr + row * n_cols
-    for start in range(ch * CHUNK, tl.minimum(ch * CHUNK + CHUNK, n_cols), BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        x = tl.load(x_row + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
-        y = tl.exp2((x - row_m) * 1.4426950408889634) * inv
-        if SUB_MAX:
-            y = tl.where(row_m == float("-inf"), 0.0, y)
-        tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=cols < n_cols)
+    _softmax_normalise(x_ptr + row * n_cols, y_ptr + row * n_cols, ch * CHUNK, tl.minimum(ch * CHUNK + CHUNK, n_cols),
+                       n_cols, row_m, row_s, BLOCK, SUB_MAX)
 
 
 SOFTMAX_CHUNK = 8192  # rows longer than this are split over several programs
