@@ -185,9 +185,7 @@ func MXFP4Quantize(codes, scales []uint8, x []float32, rows, k int, mode ScaleMo
 	if i := firstNonFinite32(xb); i >= 0 {
 		return fmt.Errorf("golden: mxfp4 quantize: x[%d, %d] = %v: %w", i/max(k, 1), i%max(k, 1), x[i], ErrNonFinite)
 	}
-	quantizeBlocks(codes, scales, len(x)/MXBlock, mode, func(blk int, dst *[MXBlock]uint32) {
-		copy(dst[:], xb[blk*MXBlock:(blk+1)*MXBlock])
-	})
+	quantizeBlocks(codes, scales, len(x)/MXBlock, mode, xb, nil)
 	return nil
 }
 
@@ -206,7 +204,7 @@ func MXFP4QuantizeBF16(codes, scales []uint8, x []uint16, rows, k int, mode Scal
 			return fmt.Errorf("golden: mxfp4 quantize: x[%d, %d] = bf16 %#04x: %w", i/k, i%k, h, ErrNonFinite)
 		}
 	}
-	quantizeBlocks(codes, scales, len(x)/MXBlock, mode, func(blk int, dst *[MXBlock]uint32) {
+	quantizeBlocks(codes, scales, len(x)/MXBlock, mode, nil, func(blk int, dst *[MXBlock]uint32) {
 		for i, h := range x[blk*MXBlock : (blk+1)*MXBlock] {
 			dst[i] = uint32(h) << 16
 		}
@@ -224,29 +222,80 @@ func firstNonFinite32(xb []uint32) int {
 }
 
 // quantizeBlocks runs §9a over nblk blocks, load filling a block's float32
-// bits. Blocks are independent, so the split over workers never changes a
-// bit.
-func quantizeBlocks(codes, scales []uint8, nblk int, mode ScaleMode, load func(blk int, dst *[MXBlock]uint32)) {
+// bits (nil: x is xb itself). Blocks are independent, so the split over
+// workers never changes a bit.
+func quantizeBlocks(codes, scales []uint8, nblk int, mode ScaleMode, xb []uint32, load func(blk int, dst *[MXBlock]uint32)) {
 	const unit = 2048 // blocks per work unit
 	units := (nblk + unit - 1) / unit
 	parallelFor(numWorkers(units), units, func(_, u int) {
-		var xb [MXBlock]uint32
+		var buf [MXBlock]uint32
 		for blk := u * unit; blk < min(nblk, (u+1)*unit); blk++ {
-			load(blk, &xb)
-			var amax uint32
-			for _, v := range xb {
-				amax = max(amax, v&0x7fffffff)
+			var v *[MXBlock]uint32
+			if load == nil {
+				v = (*[MXBlock]uint32)(xb[blk*MXBlock : (blk+1)*MXBlock])
+			} else {
+				load(blk, &buf)
+				v = &buf
 			}
-			b := MXScaleByte(amax, mode)
-			scales[blk] = b
-			g := e2m1Thresholds(b)
-			out := codes[blk*MXBlock/2 : (blk+1)*MXBlock/2]
-			for i := range out {
-				out[i] = e2m1Code(xb[2*i], &g) | e2m1Code(xb[2*i+1], &g)<<4
-			}
+			quantizeBlock((*[MXBlock / 2]uint8)(codes[blk*MXBlock/2:(blk+1)*MXBlock/2]), &scales[blk], v, mode)
 		}
 	})
 }
+
+func quantizeBlock(out *[MXBlock / 2]uint8, scale *uint8, xb *[MXBlock]uint32, mode ScaleMode) {
+	var amax uint32
+	for _, v := range xb {
+		amax = max(amax, v&0x7fffffff)
+	}
+	b := MXScaleByte(amax, mode)
+	*scale = b
+	if b < 3 { // float32 subnormals can reach code 1: compare against the midpoints
+		g := &e2m1Thr[b]
+		for i := range out {
+			out[i] = e2m1Code(xb[2*i], g) | e2m1Code(xb[2*i+1], g)<<4
+		}
+		return
+	}
+	q0 := int32(b)
+	for i := range out {
+		out[i] = e2m1CodeRel(xb[2*i], q0) | e2m1CodeRel(xb[2*i+1], q0)<<4
+	}
+}
+
+// e2m1CodeRel is e2m1Code for a block byte b >= 3, where every float32
+// subnormal rounds to zero: the code depends only on the exponent of x
+// relative to the scale (clamped to [-3, 3]), the top three fraction bits
+// and whether any lower fraction bit is set (e2m1RelTable).
+func e2m1CodeRel(x uint32, b int32) uint8 {
+	a := x & 0x7fffffff
+	q := min(max(int32(a>>23)-b, -3), 3) + 3
+	sticky := (a&0xfffff + 0xfffff) >> 20
+	return e2m1RelTable[uint32(q)<<4|(a>>19)&14|sticky] | uint8(x>>28)&8
+}
+
+// e2m1RelTable[(q+3)<<4 | m3<<1 | sticky] is the RNE code of
+// 1.m3(sticky) * 2^q, built by rounding a representative of each class
+// with the threshold rule (so the two paths share one definition).
+var e2m1RelTable = func() (t [7 << 4]uint8) {
+	g := e2m1Thresholds(127)
+	for q := -3; q <= 3; q++ {
+		for m3 := range uint32(8) {
+			for sticky := range uint32(2) {
+				bitsOf := uint32(q+127)<<23 | m3<<20 | sticky
+				t[uint32(q+3)<<4|m3<<1|sticky] = e2m1Code(bitsOf, &g)
+			}
+		}
+	}
+	return
+}()
+
+// e2m1Thr caches e2m1Thresholds for every scale byte a quantizer emits.
+var e2m1Thr = func() (t [255][7]uint64) {
+	for b := range t {
+		t[b] = e2m1Thresholds(uint8(b))
+	}
+	return
+}()
 
 // mxDecodeF32 holds the float32 bits of E2M1[c] * 2^(b-127) for every
 // scale byte b and code c (§9b): exact for b <= 252 and for every b where

@@ -105,9 +105,9 @@ func MXFP4QuantizeScalePer16(codes, scales16 []uint8, x []float32, rows, k int, 
 		}
 		b := MXScaleByte(amax, mode)
 		scales16[blk] = b
-		g := e2m1Thresholds(b)
+		g := &e2m1Thr[b]
 		for i := range 8 {
-			codes[blk*8+i] = e2m1Code(xb[blk*16+2*i], &g) | e2m1Code(xb[blk*16+2*i+1], &g)<<4
+			codes[blk*8+i] = e2m1Code(xb[blk*16+2*i], g) | e2m1Code(xb[blk*16+2*i+1], g)<<4
 		}
 	}
 	return nil
