@@ -532,7 +532,7 @@ func TestMXFP4FoldGroupVsNaive(t *testing.T) {
 func TestMXFP4FoldInexactBoundary(t *testing.T) {
 	for _, gap := range []int{14, 15} {
 		codes := make([]uint8, 64)
-		codes[0] = 7       // block 0: 6
+		codes[0] = 7         // block 0: 6
 		codes[16] = 1 | 9<<4 // block 1: 0.5, -0.5
 		scales := []uint8{140, uint8(140 - gap), 140, 140}
 		fp8, gs, gsf, inex := make([]uint8, 128), make([]uint8, 1), make([]float32, 1), make([]bool, 1)
