@@ -82,7 +82,7 @@
 // # MXFP4 (§9)
 //
 // mxfp4.go, mxfp4_gemm.go, mxfp4_moe.go. E2M1 codes 0..7 are 0, 0.5, 1,
-// 1.5, 2, 3, 4, 6 (E2M1Values), bit 3 the sign (8 = -0); byte i of a
+// 1.5, 2, 3, 4, 6 (dtype.E2M1ToF64), bit 3 the sign (8 = -0); byte i of a
 // packed row holds element 2i in bits 0-3 and 2i+1 in bits 4-7. E8M0 byte
 // b is 2^(b-127). codes [rows, k/2], scales [rows, k/32], k % 32 == 0.
 //
@@ -102,8 +102,11 @@
 // 8). Implemented as comparisons of |x|'s bits against the exact float32
 // midpoints m*2^(b-127), m in {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5} (and,
 // for b >= 3, an equivalent table on x's exponent relative to b, its top
-// three fraction bits and a sticky bit). NaN or Inf input is
-// ErrNonFinite, nothing written.
+// three fraction bits and a sticky bit): an E2M1 RNE at a given scale
+// exponent on the float32 bits, which internal/dtype does not offer (its
+// E2M1FromF64 rounds a float64 at scale 1; TestMXFP4QuantizeVsNaive checks
+// the two agree on every element). NaN or Inf input is ErrNonFinite,
+// nothing written.
 //
 // Sources. triton_kernels
 // (triton-lang/triton python/triton_kernels/triton_kernels/numerics_details/mxfp_details/_downcast_to_mxfp.py
@@ -144,7 +147,8 @@
 // partial group takes the rest: FoldGroups = ceil(k/32/g)): S = max e_b -
 // 6 over the blocks holding a code other than 0 and 8 (0 for an all-zero
 // group), raised to -127 where lower (the group byte S+127 must exist);
-// fp8 = E4M3FromF64(E2M1[c]*2^(e_b-S)) (RNE, saturating, signed zero);
+// fp8 = dtype.E4M3FromF64(E2M1[c]*2^(e_b-S)) (RNE, saturating at 448,
+// signed zero);
 // group byte S+127 and float32 2^S; inexact where a nonzero block has e_b
 // - S < -8, i.e. more than 14 binades below the group max, the first gap
 // where 0.5*2^(e_b-S) falls below e4m3's 2^-9 (groups not flagged

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/bits"
 	"unsafe"
+
+	"github.com/goldset/goldset/internal/dtype"
 )
 
 // MXFP4 (ops.md §9): E2M1 element codes, two per byte (element 2i in bits
@@ -19,9 +21,6 @@ const MXBlock = 32
 // ErrNonFinite reports a NaN or infinite input where the op needs finite
 // values (the block scale of §9a is undefined for them).
 var ErrNonFinite = errors.New("golden: non-finite input")
-
-// E2M1Values are the magnitudes of E2M1 codes 0..7; code c+8 is -E2M1Values[c].
-var E2M1Values = [8]float64{0, 0.5, 1, 1.5, 2, 3, 4, 6}
 
 // MXFP8Bytes maps an E2M1 code to the float8_e4m3fn byte of the same value
 // (§9c target mxfp8): 0x00 0x30 0x38 0x3C 0x40 0x44 0x48 0x4C, sign bit 0x80.
@@ -315,23 +314,16 @@ func mxValueBits(b, c uint8) uint32 {
 	if b == 255 {
 		return 0x7fc00000
 	}
-	v := math.Ldexp(E2M1Values[c&7], int(b)-127)
+	v := math.Ldexp(dtype.E2M1ToF64(c), int(b)-127)
 	// exact below 2^128: two significant bits, >= 2^-128
-	return math.Float32bits(f32OrInf(v)) | uint32(c&8)<<28
+	return math.Float32bits(f32OrInf(v))
 }
 
 // MXFP4Value returns E2M1[c] * 2^(b-127) as float64 with §9b's edge
 // convention (overflow of float32 kept as the exact float64 value; byte 255
 // NaN). Kernels that store float32 use MXFP4Dequantize.
 func MXFP4Value(c, b uint8) float64 {
-	if b == 255 {
-		return math.NaN()
-	}
-	v := math.Ldexp(E2M1Values[c&7], int(b)-127)
-	if c&8 != 0 {
-		v = -v
-	}
-	return v
+	return dtype.E2M1ToF64(c) * dtype.E8M0ToF64(b) // a power of two: exact
 }
 
 // MXFP4Dequantize decodes codes [rows, k/2] and scales [rows, k/32] into
@@ -428,7 +420,7 @@ func FoldGroups(k, g int) int { return (k/MXBlock + g - 1) / g }
 // MXFP4FoldGroup is §9c's target fold_group with g blocks of 32 per group
 // along k. Per group: S = max e_b - 6 over the blocks holding a nonzero code
 // (e_b = b-127; S = 0 for an all-zero group), raised to -127 where lower so
-// the group byte S+127 exists; fp8 = RNE e4m3fn of E2M1[c] * 2^(e_b - S)
+// the group byte S+127 exists; fp8 = dtype.E4M3FromF64 of E2M1[c] * 2^(e_b - S)
 // (saturating; signed zero kept); groupScale = S+127, groupScaleF32 = 2^S;
 // inexact is set where a block with a nonzero code has e_b - S < -8 (with
 // S = max e_b - 6: more than 14 binades below the group's largest, where
@@ -495,11 +487,7 @@ func foldGroup(fp8, groupScale []uint8, groupScaleF32 []float32, inexact []bool,
 				}
 				var lut [16]uint8
 				for c := range 16 {
-					v := math.Ldexp(E2M1Values[c&7], d)
-					if c&8 != 0 {
-						v = -v
-					}
-					lut[c] = E4M3FromF64(v)
+					lut[c] = dtype.E4M3FromF64(math.Ldexp(dtype.E2M1ToF64(uint8(c)), d))
 				}
 				for i, p := range cs[j*MXBlock/2 : (j+1)*MXBlock/2] {
 					out[j*MXBlock+2*i] = lut[p&15]
@@ -523,48 +511,6 @@ func blockNonzero(codes []uint8, blk int) bool {
 		}
 	}
 	return false
-}
-
-// E4M3FromF64 rounds x to the nearest float8_e4m3fn value (ties to even)
-// and returns its byte: saturating (any magnitude above 448, Inf included,
-// gives 448), NaN to 0x7F with the sign bit kept, subnormals (multiples of
-// 2^-9) kept, underflow to signed zero.
-func E4M3FromF64(x float64) uint8 {
-	sign := uint8(math.Float64bits(x)>>56) & 0x80
-	a := math.Abs(x)
-	switch {
-	case a != a:
-		return sign | 0x7f
-	case a >= 448:
-		return sign | 0x7e
-	case a < 0x1p-6: // subnormal: units of 2^-9 (rounding up to 8 gives 2^-6, byte 0x08)
-		return sign | uint8(math.RoundToEven(a*0x1p9))
-	}
-	fr, e := math.Frexp(a) // a = fr * 2^e, fr in [0.5, 1)
-	q := int(math.RoundToEven((fr*2 - 1) * 8))
-	ex := e - 1 + 7
-	if q == 8 {
-		q, ex = 0, ex+1
-	}
-	return sign | uint8(min(ex<<3|q, 0x7e))
-}
-
-// E4M3ToF64 returns the value of the float8_e4m3fn byte v (0x7F and 0xFF are NaN).
-func E4M3ToF64(v uint8) float64 {
-	e, m := int(v>>3)&15, float64(v&7)
-	var a float64
-	switch {
-	case v&0x7f == 0x7f:
-		return math.NaN()
-	case e == 0:
-		a = m * 0x1p-9
-	default:
-		a = math.Ldexp(1+m/8, e-7)
-	}
-	if v&0x80 != 0 {
-		a = -a
-	}
-	return a
 }
 
 // FP8Group is the activation group of the w4a8 GEMM: one ue8m0 scale per
@@ -614,7 +560,7 @@ func FP8QuantizePerToken(fp8, scales []uint8, x []uint16, m, k int) error {
 			scales[r*ng+gi] = uint8(b)
 			out := fp8[r*k+gi*FP8Group:]
 			for i, h := range seg {
-				out[i] = E4M3FromF64(math.Ldexp(float64(math.Float32frombits(uint32(h)<<16)), 127-b))
+				out[i] = dtype.E4M3FromF64(math.Ldexp(float64(math.Float32frombits(uint32(h)<<16)), 127-b))
 			}
 		}
 	}

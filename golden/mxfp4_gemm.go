@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/goldset/goldset/internal/dtype"
 	"github.com/goldset/goldset/npy"
 )
 
@@ -59,7 +60,7 @@ func MXFP4GEMMW4A8(y, s []float64, xFP8, xScales, codes, scales []uint8, m, n, k
 	xf := make([]float32, m*k)
 	for i, q := range xFP8 {
 		r, c := i/k, i%k
-		xf[i] = f32OrInf(math.Ldexp(E4M3ToF64(q), int(xScales[r*ng+c/FP8Group])-127)) // <= 4 significant bits: exact
+		xf[i] = f32OrInf(math.Ldexp(dtype.E4M3ToF64(q), int(xScales[r*ng+c/FP8Group])-127)) // <= 4 significant bits: exact
 		if xScales[r*ng+c/FP8Group] == 255 {
 			xf[i] = float32(math.NaN())
 		}

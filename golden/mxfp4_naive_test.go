@@ -2,9 +2,8 @@ package golden_test
 
 // Naive twins of the MXFP4 kernels, written from ops.md §9's text alone:
 // float64 loops, exact big.Float distances, brute-force searches over the
-// 16 E2M1 codes and the 254 finite e4m3 bytes. They share nothing with
-// golden's code but the E2M1 value table, which is itself checked against
-// a hand table in TestE2M1CodesExhaustive.
+// 16 E2M1 codes and the 254 finite e4m3 bytes. They share no code with
+// golden or internal/dtype.
 
 import (
 	"math"

@@ -3,6 +3,7 @@ package golden
 import (
 	"math"
 
+	"github.com/goldset/goldset/internal/dtype"
 	"github.com/goldset/goldset/npy"
 )
 
@@ -132,7 +133,7 @@ func MXFP4DequantizeScalesTransposed(dst []float32, codes, scales []uint8, rows,
 // float8_e4m3fn value.
 func MXFP4DequantizeScaleAsE4M3(dst []float32, codes, scales []uint8, rows, k int) error {
 	return dequantizeWith(dst, codes, scales, rows, k, func(r, j int) float64 {
-		return E4M3ToF64(scales[r*(k/MXBlock)+j])
+		return dtype.E4M3ToF64(scales[r*(k/MXBlock)+j])
 	})
 }
 
@@ -147,11 +148,7 @@ func dequantizeWith(dst []float32, codes, scales []uint8, rows, k int, scale fun
 	for i := range dst {
 		r, c := i/k, i%k
 		code := codes[i/2] >> (4 * uint(i%2)) & 15
-		v := E2M1Values[code&7] * scale(r, c/MXBlock)
-		if code&8 != 0 {
-			v = -v
-		}
-		dst[i] = f32OrInf(v)
+		dst[i] = f32OrInf(dtype.E2M1ToF64(code) * scale(r, c/MXBlock))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/goldset/goldset/golden"
+	"github.com/goldset/goldset/internal/dtype"
 	"github.com/goldset/goldset/npy"
 )
 
@@ -30,7 +31,7 @@ func TestE2M1CodesExhaustive(t *testing.T) {
 		if got := golden.MXFP8Bytes[c]; got != handFP8[c] {
 			t.Errorf("code %d: mxfp8 byte %#02x, want %#02x", c, got, handFP8[c])
 		}
-		if got := golden.E4M3ToF64(handFP8[c]); !sameF64(got, handE2M1[c]) {
+		if got := dtype.E4M3ToF64(handFP8[c]); !sameF64(got, handE2M1[c]) {
 			t.Errorf("e4m3 byte %#02x: %v, want %v", handFP8[c], got, handE2M1[c])
 		}
 		if got := e4m3Table[handFP8[c]]; !sameF64(got, handE2M1[c]) {
@@ -216,6 +217,11 @@ func quantizeBoth(t *testing.T, name string, x []float32, rows, k int) {
 			i := firstDiffU8(codes, wc)
 			t.Fatalf("%s %v: codes byte %d = %#02x, want %#02x (x %v %v, scale %d)", name, mode, i, codes[i], wc[i], x[2*i], x[2*i+1], scales[2*i/32])
 		}
+		for i, v := range x { // internal/dtype's E2M1 RNE at scale 1 on the pre-scaled value
+			if c := dtype.E2M1FromF64(math.Ldexp(float64(v), 127-int(scales[i/32]))); c != naiveCode(codes, i) {
+				t.Fatalf("%s %v: x[%d] = %v: code %d, dtype.E2M1FromF64 %d", name, mode, i, v, naiveCode(codes, i), c)
+			}
+		}
 		if allBF16 {
 			bc, bs := make([]uint8, len(codes)), make([]uint8, len(scales))
 			if err := golden.MXFP4QuantizeBF16(bc, bs, xb, rows, k, mode); err != nil {
@@ -397,7 +403,7 @@ func TestE4M3(t *testing.T) {
 	var xs []float64
 	for b := range 0x7f {
 		v := e4m3Table[b]
-		if got := golden.E4M3ToF64(uint8(b)); !sameF64(got, v) {
+		if got := dtype.E4M3ToF64(uint8(b)); !sameF64(got, v) {
 			t.Errorf("E4M3ToF64(%#02x) = %v, want %v", b, got, v)
 		}
 		xs = append(xs, v, -v)
@@ -408,14 +414,14 @@ func TestE4M3(t *testing.T) {
 	}
 	xs = append(xs, 448, 464, 465, 1e9, math.Inf(1), math.Inf(-1), 0x1p-10, math.Nextafter(0x1p-10, 1), 0x1p-11, math.Copysign(0, -1))
 	for _, x := range xs {
-		if got, want := golden.E4M3FromF64(x), naiveE4M3(x); got != want {
+		if got, want := dtype.E4M3FromF64(x), naiveE4M3(x); got != want {
 			t.Errorf("E4M3FromF64(%v) = %#02x, want %#02x", x, got, want)
 		}
 	}
-	if got := golden.E4M3FromF64(math.NaN()); got&0x7f != 0x7f {
+	if got := dtype.E4M3FromF64(math.NaN()); got&0x7f != 0x7f {
 		t.Errorf("NaN -> %#02x", got)
 	}
-	if !math.IsNaN(golden.E4M3ToF64(0x7f)) || !math.IsNaN(golden.E4M3ToF64(0xff)) {
+	if !math.IsNaN(dtype.E4M3ToF64(0x7f)) || !math.IsNaN(dtype.E4M3ToF64(0xff)) {
 		t.Error("0x7f / 0xff not NaN")
 	}
 }
