@@ -985,3 +985,33 @@ func BenchmarkMXFP4GEMM(b *testing.B) {
 		})
 	}
 }
+
+// TestFP8QuantizePerTokenEdges pins DeepGEMM's rule by hand: the 1e-4
+// amax floor (all-zero groups get 2^-22: 448*2^-22 >= 1e-4 > 448*2^-23),
+// amax exactly 448 (e = 0), the next bf16 above (e = 1), a short last
+// group.
+func TestFP8QuantizePerTokenEdges(t *testing.T) {
+	const m, k = 3, 160 // groups of 128 and 32
+	x := make([]uint16, m*k)
+	x[1*k+5] = npy.BF16FromF64(448)
+	x[1*k+6] = npy.BF16FromF64(-1)
+	x[2*k+0] = npy.BF16FromF64(450) // the next bf16 above 448
+	x[2*k+1] = npy.BF16FromF64(-224)
+	x[2*k+130] = npy.BF16FromF64(3e-5)
+	fp8, sc := make([]uint8, m*k), make([]uint8, m*2)
+	if err := golden.FP8QuantizePerToken(fp8, sc, x, m, k); err != nil {
+		t.Fatal(err)
+	}
+	if want := []uint8{105, 105, 127, 105, 128, 105}; !slices.Equal(sc, want) {
+		t.Errorf("scales %v, want %v", sc, want)
+	}
+	// 448 = 1.75*2^8: 0x7E; -1: 0xB8; 450/2 = 225 -> 224 = 1.75*2^7: 0x76;
+	// -224/2 = -112 = -1.75*2^6: 0xEE.
+	want := map[int]uint8{1*k + 5: 0x7e, 1*k + 6: 0xb8, 2 * k: 0x76, 2*k + 1: 0xee}
+	want[2*k+130] = dtype.E4M3FromF64(npy.BF16ToF64(x[2*k+130]) * 0x1p22)
+	for i, w := range want {
+		if fp8[i] != w {
+			t.Errorf("fp8[%d, %d] = %#02x, want %#02x", i/k, i%k, fp8[i], w)
+		}
+	}
+}
