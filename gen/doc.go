@@ -126,7 +126,9 @@
 // widened by 1e-9) and evaluates Exp only inside that band (0.4% of wedge
 // tests); a comparison decided by the bounds is the one Exp would give.
 // TestChunkHalfVecMatchesScalar and TestSqueezeAgreesWithExp check both;
-// the pinned vectors and the numpy reference cover the rest.
+// the pinned vectors and the numpy reference cover the rest. The kernel
+// runs where golang.org/x/sys/cpu reports AVX-512F: never under
+// GODEBUG=cpu.avx512f=off or in a -tags purego build.
 //
 // Output: element i of Normal(s, dst, at, dt, scale) is z(at+i) * scale
 // computed in float64 (one rounding), then rounded once to dt, to nearest

@@ -205,7 +205,10 @@
 // score and value tiles (rows widened in registers); every lane keeps one
 // output element's, score's or accumulator element's sequential sum
 // (multiply, then add: never fused), so the bits are those of the scalar
-// loops.
+// loops. The tiles run where golang.org/x/sys/cpu reports AVX-512F (and
+// AVX2 with F16C for the half widening and Quest's block max/min); under
+// GODEBUG=cpu.avx512f=off,cpu.avx2=off or in a -tags purego build the Go
+// loops run.
 //
 // MatmulF32, SoftmaxF32, PagedAttentionF32 and SparseAttentionF32 are
 // honest float32 kernels the comparator must accept.

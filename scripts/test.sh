@@ -43,6 +43,10 @@ install_tools
 log "go vet"
 go vet ./...
 
+log "purego build (the Go twins of the amd64 kernels): vet and short tests"
+go vet -tags purego ./...
+go test -tags purego -short -count=1 ./npy ./gen ./golden
+
 log "go test (full)"
 go test -count=1 -timeout 20m ./...
 

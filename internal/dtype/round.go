@@ -6,14 +6,10 @@ import (
 	"github.com/goldset/goldset/npy"
 )
 
-// The narrowing conversions follow npy/half.go's method: integer arithmetic
-// on the float64 encoding for normal results (rebias the exponent, add half
-// an ulp minus one plus the lowest kept bit, shift: round half to even, a
-// mantissa carry bumps the exponent) and, for subnormal results, one IEEE
-// addition of a power of two whose ulp is the target's subnormal step (the
-// addition rounds to nearest even once; the integer difference of the
-// encodings is the subnormal code). Every step is exact IEEE arithmetic, so
-// the result is the same on every architecture.
+// The byte formats narrow as npy/half.go does (its comment gives the
+// argument): integer rounding on the float64 encoding for normal results,
+// one IEEE addition for subnormal ones; exact IEEE steps, the same bits on
+// every architecture.
 
 const (
 	f64Abs   = 1<<63 - 1
