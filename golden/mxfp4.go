@@ -181,10 +181,11 @@ func MXFP4Quantize(codes, scales []uint8, x []float32, rows, k int, mode ScaleMo
 	}
 	checkMXLens(codes, scales, rows, k)
 	xb := f32Bits(x)
-	if i := firstNonFinite32(xb); i >= 0 {
-		return fmt.Errorf("golden: mxfp4 quantize: x[%d, %d] = %v: %w", i/max(k, 1), i%max(k, 1), x[i], ErrNonFinite)
+	if hasNonFinite32(xb) {
+		i := firstNonFinite32(xb)
+		return fmt.Errorf("golden: mxfp4 quantize: x[%d, %d] = %v: %w", i/k, i%k, x[i], ErrNonFinite)
 	}
-	quantizeBlocks(codes, scales, len(x)/MXBlock, mode, xb, nil)
+	quantizeBlocks(codes, scales, mode, xb, nil)
 	return nil
 }
 
@@ -198,17 +199,21 @@ func MXFP4QuantizeBF16(codes, scales []uint8, x []uint16, rows, k int, mode Scal
 		panic(badLenX)
 	}
 	checkMXLens(codes, scales, rows, k)
-	for i, h := range x {
+	if hasNonFiniteBF16(x) {
+		i := firstNonFiniteBF16(x)
+		return fmt.Errorf("golden: mxfp4 quantize: x[%d, %d] = bf16 %#04x: %w", i/k, i%k, x[i], ErrNonFinite)
+	}
+	quantizeBlocks(codes, scales, mode, nil, x)
+	return nil
+}
+
+func firstNonFiniteBF16(xh []uint16) int {
+	for i, h := range xh {
 		if h&0x7f80 == 0x7f80 {
-			return fmt.Errorf("golden: mxfp4 quantize: x[%d, %d] = bf16 %#04x: %w", i/k, i%k, h, ErrNonFinite)
+			return i
 		}
 	}
-	quantizeBlocks(codes, scales, len(x)/MXBlock, mode, nil, func(blk int, dst *[MXBlock]uint32) {
-		for i, h := range x[blk*MXBlock : (blk+1)*MXBlock] {
-			dst[i] = uint32(h) << 16
-		}
-	})
-	return nil
+	return -1
 }
 
 func firstNonFinite32(xb []uint32) int {
@@ -220,23 +225,44 @@ func firstNonFinite32(xb []uint32) int {
 	return -1
 }
 
-// quantizeBlocks runs §9a over nblk blocks, load filling a block's float32
-// bits (nil: x is xb itself). Blocks are independent, so the split over
-// workers never changes a bit.
-func quantizeBlocks(codes, scales []uint8, nblk int, mode ScaleMode, xb []uint32, load func(blk int, dst *[MXBlock]uint32)) {
+// quantizeBlocks runs §9a over the blocks of xf (float32 bits) or, when
+// xf is nil, of xh (bfloat16 bits). Blocks are independent, so the split
+// over workers never changes a bit.
+func quantizeBlocks(codes, scales []uint8, mode ScaleMode, xf []uint32, xh []uint16) {
 	const unit = 2048 // blocks per work unit
+	nblk := len(scales)
 	units := (nblk + unit - 1) / unit
-	parallelFor(numWorkers(units), units, func(_, u int) {
+	workers := numWorkers(units)
+	amax := make([][]uint32, workers)
+	parallelFor(workers, units, func(w, u int) {
+		b0, b1 := u*unit, min(nblk, (u+1)*unit)
+		cs, ss := codes[b0*MXBlock/2:b1*MXBlock/2], scales[b0:b1]
+		var uf []uint32
+		var uh []uint16
+		if xf != nil {
+			uf = xf[b0*MXBlock : b1*MXBlock]
+		} else {
+			uh = xh[b0*MXBlock : b1*MXBlock]
+		}
+		if hasMXVec {
+			if amax[w] == nil {
+				amax[w] = make([]uint32, unit)
+			}
+			quantizeUnitVec(cs, ss, uf, uh, amax[w], mode)
+			return
+		}
 		var buf [MXBlock]uint32
-		for blk := u * unit; blk < min(nblk, (u+1)*unit); blk++ {
+		for j := range ss {
 			var v *[MXBlock]uint32
-			if load == nil {
-				v = (*[MXBlock]uint32)(xb[blk*MXBlock : (blk+1)*MXBlock])
+			if uf != nil {
+				v = (*[MXBlock]uint32)(uf[j*MXBlock : (j+1)*MXBlock])
 			} else {
-				load(blk, &buf)
+				for i, h := range uh[j*MXBlock : (j+1)*MXBlock] {
+					buf[i] = uint32(h) << 16
+				}
 				v = &buf
 			}
-			quantizeBlock((*[MXBlock / 2]uint8)(codes[blk*MXBlock/2:(blk+1)*MXBlock/2]), &scales[blk], v, mode)
+			quantizeBlock((*[MXBlock / 2]uint8)(cs[j*MXBlock/2:(j+1)*MXBlock/2]), &ss[j], v, mode)
 		}
 	})
 }

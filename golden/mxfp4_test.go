@@ -893,8 +893,13 @@ func benchQuantInput(rows, k int) []float32 {
 	return x
 }
 
-func reportElems(b *testing.B, n int) {
+// reportElems reports elements per wall second and per CPU-second (the
+// per-core rate on a loaded machine; cpu0 is cpuSeconds() before the loop).
+func reportElems(b *testing.B, n int, cpu0 float64) {
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+	if c := cpuSeconds() - cpu0; c > 0 && cpu0 > 0 {
+		b.ReportMetric(float64(n)*float64(b.N)/c/1e9, "Gelem/cpu-s")
+	}
 }
 
 func BenchmarkMXFP4Quantize(b *testing.B) {
@@ -906,22 +911,24 @@ func BenchmarkMXFP4Quantize(b *testing.B) {
 	b.Run("f32", func(b *testing.B) {
 		b.SetBytes(4 * rows * k)
 		b.ReportAllocs()
+		cpu0 := cpuSeconds()
 		for b.Loop() {
 			if err := golden.MXFP4Quantize(codes, scales, x, rows, k, golden.ScaleRceil); err != nil {
 				b.Fatal(err)
 			}
 		}
-		reportElems(b, rows*k)
+		reportElems(b, rows*k, cpu0)
 	})
 	b.Run("bf16", func(b *testing.B) {
 		b.SetBytes(2 * rows * k)
 		b.ReportAllocs()
+		cpu0 := cpuSeconds()
 		for b.Loop() {
 			if err := golden.MXFP4QuantizeBF16(codes, scales, xb, rows, k, golden.ScaleRceil); err != nil {
 				b.Fatal(err)
 			}
 		}
-		reportElems(b, rows*k)
+		reportElems(b, rows*k, cpu0)
 	})
 }
 
@@ -936,22 +943,24 @@ func BenchmarkMXFP4Dequantize(b *testing.B) {
 	b.Run("f32", func(b *testing.B) {
 		b.SetBytes(rows * k / 2)
 		b.ReportAllocs()
+		cpu0 := cpuSeconds()
 		for b.Loop() {
 			if err := golden.MXFP4Dequantize(f32, codes, scales, rows, k); err != nil {
 				b.Fatal(err)
 			}
 		}
-		reportElems(b, rows*k)
+		reportElems(b, rows*k, cpu0)
 	})
 	b.Run("bf16", func(b *testing.B) {
 		b.SetBytes(rows * k / 2)
 		b.ReportAllocs()
+		cpu0 := cpuSeconds()
 		for b.Loop() {
 			if err := golden.MXFP4DequantizeBF16(bf, codes, scales, rows, k); err != nil {
 				b.Fatal(err)
 			}
 		}
-		reportElems(b, rows*k)
+		reportElems(b, rows*k, cpu0)
 	})
 }
 
@@ -976,12 +985,16 @@ func BenchmarkMXFP4GEMM(b *testing.B) {
 			if !withS {
 				ss = nil
 			}
+			cpu0 := cpuSeconds()
 			for b.Loop() {
 				if err := golden.MXFP4GEMM(y, ss, x, codes, scales, m, n, k); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(2*float64(m*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			if c := cpuSeconds() - cpu0; c > 0 {
+				b.ReportMetric(2*float64(m*k*n)*float64(b.N)/c/1e9, "GFLOP/cpu-s")
+			}
 		})
 	}
 }
