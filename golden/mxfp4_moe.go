@@ -154,64 +154,87 @@ func MXFP4MoE(out []float64, counts []int64, x []uint16, logits []float32, w MoE
 	if err := MoERoute(ids, wts, logits, d.T, d.E, d.TopK); err != nil {
 		return err
 	}
-	// Rows of (token, rank) per expert, ascending.
-	rows := make([][]int, d.E)
-	for i, e := range ids {
-		rows[e] = append(rows[e], i)
-	}
 	clear(counts)
-	hd, in := d.Hd, d.I
-	obuf := make([]float64, d.T*d.TopK*hd)
+	for _, e := range ids {
+		counts[e]++
+	}
+	hd, in, k := d.Hd, d.I, d.TopK
+	// Tokens go in chunks so the per-(token, rank) buffers stay bounded;
+	// every result is a sum over one token, so chunking changes no bit.
+	chunk := max(1, moeChunkBytes/(8*k*(hd+3*in)))
 	w1f := make([]float32, 2*in*hd)
 	w2f := make([]float32, hd*in)
-	for e, rs := range rows {
-		counts[e] = int64(len(rs))
-		if len(rs) == 0 {
-			continue
+	obuf := make([]float64, min(chunk, d.T)*k*hd)
+	for t0 := 0; t0 < d.T; t0 += chunk {
+		t1 := min(d.T, t0+chunk)
+		// Rows of (token, rank) per expert, ascending.
+		rows := make([][]int, d.E)
+		for i := t0 * k; i < t1*k; i++ {
+			rows[ids[i]] = append(rows[ids[i]], i)
 		}
-		nt := len(rs)
-		xg := make([]float32, nt*hd)
-		for r, i := range rs {
-			npy.BF16sToF32s(xg[r*hd:(r+1)*hd], x[(i/d.TopK)*hd:(i/d.TopK+1)*hd])
-		}
-		w1c := w.W1Codes[e*2*in*hd/2 : (e+1)*2*in*hd/2]
-		w1s := w.W1Scales[e*2*in*hd/MXBlock : (e+1)*2*in*hd/MXBlock]
-		if err := MXFP4Dequantize(w1f, w1c, w1s, 2*in, hd); err != nil {
-			return err
-		}
-		h := make([]float64, nt*2*in)
-		Matmul(h, xg, w1f, nt, hd, 2*in, true)
-		a := make([]float64, nt*in)
-		b1 := w.B1[e*2*in : (e+1)*2*in]
-		for r := range nt {
-			hr := h[r*2*in : (r+1)*2*in]
-			for i := range in {
-				a[r*in+i] = SwiGLU(hr[2*i]+npy.BF16ToF64(b1[2*i]), hr[2*i+1]+npy.BF16ToF64(b1[2*i+1]))
+		for e, rs := range rows {
+			if len(rs) == 0 {
+				continue
+			}
+			if err := moeExpert(obuf, rs, t0*k, x, w, d, e, w1f, w2f); err != nil {
+				return err
 			}
 		}
-		w2c := w.W2Codes[e*hd*in/2 : (e+1)*hd*in/2]
-		w2s := w.W2Scales[e*hd*in/MXBlock : (e+1)*hd*in/MXBlock]
-		if err := MXFP4Dequantize(w2f, w2c, w2s, hd, in); err != nil {
-			return err
-		}
-		o := make([]float64, nt*hd)
-		matmulF64NK(o, a, w2f, nt, in, hd)
-		b2 := w.B2[e*hd : (e+1)*hd]
-		for r, i := range rs {
-			dst := obuf[i*hd : (i+1)*hd]
-			for c, v := range o[r*hd : (r+1)*hd] {
-				dst[c] = v + npy.BF16ToF64(b2[c])
+		for tok := t0; tok < t1; tok++ {
+			dst := out[tok*hd : (tok+1)*hd]
+			clear(dst)
+			for j := range k {
+				wj := wts[tok*k+j]
+				o := (tok-t0)*k + j
+				for c, v := range obuf[o*hd : (o+1)*hd] {
+					dst[c] += float64(wj * v)
+				}
 			}
 		}
 	}
-	for tok := range d.T {
-		dst := out[tok*hd : (tok+1)*hd]
-		clear(dst)
-		for j := range d.TopK {
-			wj := wts[tok*d.TopK+j]
-			for c, v := range obuf[(tok*d.TopK+j)*hd : (tok*d.TopK+j+1)*hd] {
-				dst[c] += float64(wj * v)
-			}
+	return nil
+}
+
+// moeChunkBytes bounds MXFP4MoE's per-chunk float64 buffers.
+var moeChunkBytes = 256 << 20
+
+// moeExpert runs expert e on the (token, rank) rows rs (indices into ids,
+// the chunk starting at row r0) and writes W2 a + b2 into obuf.
+func moeExpert(obuf []float64, rs []int, r0 int, x []uint16, w MoEWeights, d MoEDims, e int, w1f, w2f []float32) error {
+	hd, in := d.Hd, d.I
+	nt := len(rs)
+	xg := make([]float32, nt*hd)
+	for r, i := range rs {
+		tok := i / d.TopK
+		npy.BF16sToF32s(xg[r*hd:(r+1)*hd], x[tok*hd:(tok+1)*hd])
+	}
+	w1c := w.W1Codes[e*2*in*hd/2 : (e+1)*2*in*hd/2]
+	w1s := w.W1Scales[e*2*in*hd/MXBlock : (e+1)*2*in*hd/MXBlock]
+	if err := MXFP4Dequantize(w1f, w1c, w1s, 2*in, hd); err != nil {
+		return err
+	}
+	h := make([]float64, nt*2*in)
+	Matmul(h, xg, w1f, nt, hd, 2*in, true)
+	a := make([]float64, nt*in)
+	b1 := w.B1[e*2*in : (e+1)*2*in]
+	for r := range nt {
+		hr := h[r*2*in : (r+1)*2*in]
+		for i := range in {
+			a[r*in+i] = SwiGLU(hr[2*i]+npy.BF16ToF64(b1[2*i]), hr[2*i+1]+npy.BF16ToF64(b1[2*i+1]))
+		}
+	}
+	w2c := w.W2Codes[e*hd*in/2 : (e+1)*hd*in/2]
+	w2s := w.W2Scales[e*hd*in/MXBlock : (e+1)*hd*in/MXBlock]
+	if err := MXFP4Dequantize(w2f, w2c, w2s, hd, in); err != nil {
+		return err
+	}
+	o := make([]float64, nt*hd)
+	matmulF64NK(o, a, w2f, nt, in, hd)
+	b2 := w.B2[e*hd : (e+1)*hd]
+	for r, i := range rs {
+		dst := obuf[(i-r0)*hd : (i-r0+1)*hd]
+		for c, v := range o[r*hd : (r+1)*hd] {
+			dst[c] = v + npy.BF16ToF64(b2[c])
 		}
 	}
 	return nil

@@ -672,6 +672,17 @@ func TestMXFP4MoEVsNaive(t *testing.T) {
 				t.Fatalf("%+v: out[%d] = %v, want %v", c.d, i, out[i], wout[i])
 			}
 		}
+		// One token per chunk (each expert's weights decoded per token) gives the same bits.
+		old := golden.SetMoEChunkBytes(1)
+		out1 := make([]float64, len(out))
+		err := golden.MXFP4MoE(out1, counts, x, logits, w, c.d)
+		golden.SetMoEChunkBytes(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(out1, out) {
+			t.Errorf("%+v: chunked result differs", c.d)
+		}
 	}
 }
 
@@ -1027,4 +1038,20 @@ func TestFP8QuantizePerTokenEdges(t *testing.T) {
 			t.Errorf("fp8[%d, %d] = %#02x, want %#02x", i/k, i%k, fp8[i], w)
 		}
 	}
+}
+
+// BenchmarkMXFP4MoE is gpt-oss's expert shape (Hd = I = 2880) with 4
+// experts, 16 tokens, top 2.
+func BenchmarkMXFP4MoE(b *testing.B) {
+	d := golden.MoEDims{T: 16, Hd: 2880, I: 2880, E: 4, TopK: 2}
+	x, logits, w := moeCase(b, 3, d, 1)
+	out, counts := make([]float64, d.T*d.Hd), make([]int64, d.E)
+	b.SetBytes(int64(len(w.W1Codes) + len(w.W2Codes) + len(w.W1Scales) + len(w.W2Scales)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := golden.MXFP4MoE(out, counts, x, logits, w, d); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(d.T*b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
