@@ -180,6 +180,13 @@
 // sequential sum, so the grouping never changes a bit; counts [E] gets the
 // tokens per expert.
 //
+// Fixture: testdata/mxfp4_fixture.txt (from testdata/mxfp4_fixture.py,
+// run on the GPU machine with Python 3.12.3, numpy 2.5.2, ml_dtypes 0.6.0,
+// torch 2.11.0+cu130): 87 blocks x 4 modes whose codes are ml_dtypes' RNE
+// (astype float4_e2m1fn) of the scaled values, and the float32 decode of
+// all 256 x 16 (scale byte, code) pairs by ml_dtypes and by torch
+// (float8_e8m0fnu); TestMXFP4Fixture requires every byte and bit equal.
+//
 // Negative controls (mxfp4_negatives.go), each shown to differ from the
 // golden in TestMXFP4NegativesDiffer: MXFP4QuantizeSwappedNibbles,
 // MXFP4DequantizeBias128 (scale bias off by one), MXFP4QuantizeFloorForRceil,
