@@ -1055,3 +1055,36 @@ func BenchmarkMXFP4MoE(b *testing.B) {
 	}
 	b.ReportMetric(float64(d.T*b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
+
+func ExampleMXFP4FoldGroup() {
+	// One row of four blocks (k = 128) folded into one 1x128 group: block 0
+	// holds 6 under scale byte 130 (6*2^3 = 384*2^-3: 0x7C), block 1 holds
+	// 0.5 under byte 120 (0.5*2^-7 = 2^-5 * 2^-3: 0x10).
+	codes := make([]uint8, 64)
+	codes[0] = 7
+	codes[16] = 1
+	scales := []uint8{130, 120, 127, 127}
+	fp8, gs, gsf, inexact := make([]uint8, 128), make([]uint8, 1), make([]float32, 1), make([]bool, 1)
+	n, err := golden.MXFP4FoldGroup(fp8, gs, gsf, inexact, codes, scales, 1, 128, 4)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("group byte %d (2^S = %g), fp8 %#02x %#02x, inexact %v (%d)\n", gs[0], gsf[0], fp8[0], fp8[32], inexact[0], n)
+	// Output:
+	// group byte 124 (2^S = 0.125), fp8 0x7c 0x10, inexact false (0)
+}
+
+func ExampleMXFP4GEMM() {
+	// x [1, 32] all 0.5 (bf16 0x3F00); W [2, 32]: row 0 all code 2 (1.0)
+	// under byte 127, row 1 all code 9 (-0.5) under byte 128 (-1.0).
+	x := slices.Repeat([]uint16{0x3f00}, 32)
+	codes := append(slices.Repeat([]uint8{0x22}, 16), slices.Repeat([]uint8{0x99}, 16)...)
+	scales := []uint8{127, 128}
+	y, s := make([]float64, 2), make([]float64, 2)
+	if err := golden.MXFP4GEMM(y, s, x, codes, scales, 1, 2, 32); err != nil {
+		panic(err)
+	}
+	fmt.Println(y, s)
+	// Output:
+	// [16 -16] [16 16]
+}
