@@ -1,8 +1,10 @@
 // Package golden holds the reference kernels that compute goldset's golden
 // outputs: matmul, softmax, reshape_and_cache, GQA paged attention, the
-// Quest sparse-attention parts and the MXFP4 kernels. The normative semantics are in
-// shared/spec/ops.md (section numbers below refer to it); this comment
-// pins down the layouts and the exact arithmetic.
+// Quest sparse-attention parts and the MXFP4 kernels. The normative
+// semantics are in the repository's docs/spec.md (section numbers below
+// refer to it; the MXFP4 section's §9 is shared/spec/ops.md's, which
+// docs/spec.md reserves); this comment pins down the layouts and the exact
+// arithmetic.
 //
 // # Conventions
 //
@@ -31,7 +33,7 @@
 // sum_{p=0..K-1} a[i,p]*b[p,j], added in p order starting from 0; both
 // layouts give the same bits. MatmulF32 accumulates in float32.
 //
-// # Softmax (§2, §7)
+// # Softmax (§2)
 //
 // x [M,N], dst [M,N], rowMax [M], rowSum [M] (either may be nil). m =
 // max_j x; e_j = exp(x_j - m) (exactly 0 for -Inf); rowSum = sum_j e_j in j
@@ -65,7 +67,7 @@
 // several heads and tokens at once for speed but every quantity above is
 // the same sequential sum, so grouping never changes a bit.
 //
-// # Quest (§5, §7)
+// # Quest (§5)
 //
 // BlockMetadata: kmax, kmin [B,MAXB,Hkv,D], element-wise max/min over the
 // valid tokens of logical block i < nb = ceil(L/BS) (+0 > -0); 0 for
@@ -79,7 +81,7 @@
 // taken in ascending block order, so selecting all blocks reproduces
 // PagedAttention bit for bit.
 //
-// # MXFP4 (§9)
+// # MXFP4 (ops.md §9)
 //
 // mxfp4.go, mxfp4_gemm.go, mxfp4_moe.go. E2M1 codes 0..7 are 0, 0.5, 1,
 // 1.5, 2, 3, 4, 6 (dtype.E2M1ToF64), bit 3 the sign (8 = -0); byte i of a

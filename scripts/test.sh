@@ -21,6 +21,8 @@ log() { printf '\n== %s\n' "$*"; }
 install_tools() {
 	local pkgs=()
 	/usr/bin/python3 -c 'import numpy' 2>/dev/null || pkgs+=(python3-numpy)
+	# longbench's consumer tests render Qwen3's own Jinja chat template.
+	/usr/bin/python3 -c 'import jinja2' 2>/dev/null || pkgs+=(python3-jinja2)
 	command -v qemu-aarch64-static >/dev/null || command -v qemu-aarch64 >/dev/null || pkgs+=(qemu-user-static)
 	if ((${#pkgs[@]})); then
 		if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

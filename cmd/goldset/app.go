@@ -104,6 +104,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 a verification or comparison that failed.`
 		newNegativesCmd(s),
 		newLongbenchCmd(s),
 		newTokenizeCmd(s),
+		newServingCmd(s),
 	)
 	return root
 }
