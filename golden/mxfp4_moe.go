@@ -242,37 +242,19 @@ func moeExpert(obuf []float64, rs []int, r0 int, x []uint16, w MoEWeights, d MoE
 
 // matmulF64NK is dst [m, n] = a [m, k] (float64) @ b^T, b [n, k] float32:
 // each element the float64 sum over ascending p of float64(a[i,p]*b[j,p]),
-// four columns at a time (independent chains), split over column blocks.
+// by Matmul's NK kernel over the same row-pair x column-block units.
 func matmulF64NK(dst, a []float64, b []float32, m, k, n int) {
-	const cols = 16
-	units := (n + cols - 1) / cols
-	parallelFor(numWorkers(units), units, func(_, u int) {
-		j0, j1 := u*cols, min(n, (u+1)*cols)
-		for i := range m {
-			ar := a[i*k : (i+1)*k]
-			j := j0
-			for ; j+4 <= j1; j += 4 {
-				b0 := b[j*k : (j+1)*k]
-				b1, b2, b3 := b[(j+1)*k:(j+2)*k], b[(j+2)*k:(j+3)*k], b[(j+3)*k:(j+4)*k]
-				b1, b2, b3 = b1[:len(b0)], b2[:len(b0)], b3[:len(b0)]
-				ar := ar[:len(b0)]
-				var s0, s1, s2, s3 float64
-				for p, v := range b0 {
-					x := ar[p]
-					s0 += float64(x * float64(v))
-					s1 += float64(x * float64(b1[p]))
-					s2 += float64(x * float64(b2[p]))
-					s3 += float64(x * float64(b3[p]))
-				}
-				dst[i*n+j], dst[i*n+j+1], dst[i*n+j+2], dst[i*n+j+3] = s0, s1, s2, s3
-			}
-			for ; j < j1; j++ {
-				var s float64
-				for p, v := range b[j*k : (j+1)*k] {
-					s += float64(ar[p] * float64(v))
-				}
-				dst[i*n+j] = s
-			}
+	rowPairs := (m + 1) / 2
+	colBlocks := (n + matmulColBlock - 1) / matmulColBlock
+	units := rowPairs * colBlocks
+	workers := numWorkers(units)
+	scratch := make([][]float64, workers)
+	parallelFor(workers, units, func(w, u int) {
+		if scratch[w] == nil {
+			scratch[w] = make([]float64, 2*k)
 		}
+		i0 := 2 * (u / colBlocks)
+		j0 := (u % colBlocks) * matmulColBlock
+		matmulNK(dst, a, b, scratch[w], i0, min(2, m-i0), j0, min(j0+matmulColBlock, n), k, n)
 	})
 }
