@@ -408,17 +408,6 @@ func dequantizeBlocks(nblk int, fn func(blk int)) {
 	})
 }
 
-// FP8Target selects the form of §9c's FP4 -> FP8 conversion.
-type FP8Target uint8
-
-const (
-	// FP8TargetMXFP8: each code to its fixed e4m3 byte, scales unchanged.
-	FP8TargetMXFP8 FP8Target = iota
-	// FP8TargetFoldGroup: G blocks share one scale S (DeepGEMM's 1x128 for
-	// G = 4); the block exponents fold into the e4m3 values.
-	FP8TargetFoldGroup
-)
-
 // MXFP4ToMXFP8 is §9c's target mxfp8: fp8 [rows, k] gets MXFP8Bytes[code]
 // for every element; the scale bytes are unchanged (the caller keeps
 // them). Always exact.

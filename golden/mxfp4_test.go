@@ -741,11 +741,22 @@ func TestMXFP4WorkerInvariance(t *testing.T) {
 		}
 		return codes, scales, y, s
 	}
+	d := golden.MoEDims{T: 7, Hd: 64, I: 288, E: 3, TopK: 2} // 288: more than one column block of W2
+	mx, ml, mw := moeCase(t, 9, d, 1)
+	moe := func() []float64 {
+		out := make([]float64, d.T*d.Hd)
+		if err := golden.MXFP4MoE(out, make([]int64, d.E), mx, ml, mw, d); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
 	c1, s1, y1, b1 := run()
+	m1 := moe()
 	old := runtime.GOMAXPROCS(1)
 	c2, s2, y2, b2 := run()
+	m2 := moe()
 	runtime.GOMAXPROCS(old)
-	if !slices.Equal(c1, c2) || !slices.Equal(s1, s2) || !slices.Equal(y1, y2) || !slices.Equal(b1, b2) {
+	if !slices.Equal(c1, c2) || !slices.Equal(s1, s2) || !slices.Equal(y1, y2) || !slices.Equal(b1, b2) || !slices.Equal(m1, m2) {
 		t.Error("results depend on GOMAXPROCS")
 	}
 }
