@@ -741,7 +741,7 @@ func TestMXFP4WorkerInvariance(t *testing.T) {
 		}
 		return codes, scales, y, s
 	}
-	d := golden.MoEDims{T: 7, Hd: 64, I: 288, E: 3, TopK: 2} // 288: more than one column block of W2
+	d := golden.MoEDims{T: 7, Hd: 64, I: 288, E: 3, TopK: 2} // W1 has 576 rows: several 256-column blocks
 	mx, ml, mw := moeCase(t, 9, d, 1)
 	moe := func() []float64 {
 		out := make([]float64, d.T*d.Hd)
