@@ -155,6 +155,13 @@ func checkMXDims(rows, k int) error {
 	return nil
 }
 
+func checkMode(mode ScaleMode) error {
+	if mode > ScaleEven {
+		return fmt.Errorf("golden: mxfp4 quantize: %v: %w", mode, ErrInvalidParams)
+	}
+	return nil
+}
+
 func checkMXLens(codes, scales []uint8, rows, k int) {
 	if len(codes) != rows*k/2 {
 		panic(badLenCodes)
@@ -173,7 +180,7 @@ func checkMXLens(codes, scales []uint8, rows, k int) {
 // 0 and codes 0 or 8. Nothing is written when x holds a NaN or Inf
 // (ErrNonFinite).
 func MXFP4Quantize(codes, scales []uint8, x []float32, rows, k int, mode ScaleMode) error {
-	if err := checkMXDims(rows, k); err != nil {
+	if err := errors.Join(checkMXDims(rows, k), checkMode(mode)); err != nil {
 		return err
 	}
 	if len(x) != rows*k {
@@ -192,7 +199,7 @@ func MXFP4Quantize(codes, scales []uint8, x []float32, rows, k int, mode ScaleMo
 // MXFP4QuantizeBF16 is MXFP4Quantize over bfloat16 bits x [rows, k]; the
 // result equals MXFP4Quantize of the widened float32 values.
 func MXFP4QuantizeBF16(codes, scales []uint8, x []uint16, rows, k int, mode ScaleMode) error {
-	if err := checkMXDims(rows, k); err != nil {
+	if err := errors.Join(checkMXDims(rows, k), checkMode(mode)); err != nil {
 		return err
 	}
 	if len(x) != rows*k {

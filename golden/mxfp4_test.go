@@ -386,6 +386,9 @@ func TestMXFP4QuantizeErrors(t *testing.T) {
 	if err := golden.MXFP4Quantize(make([]uint8, 8), make([]uint8, 0), make([]float32, 16), 1, 16, golden.ScaleRceil); !errors.Is(err, golden.ErrInvalidParams) {
 		t.Errorf("k=16: %v", err)
 	}
+	if err := golden.MXFP4Quantize(codes, scales, make([]float32, 32), 1, 32, golden.ScaleMode(9)); !errors.Is(err, golden.ErrInvalidParams) {
+		t.Errorf("mode 9: %v", err)
+	}
 	if _, err := golden.ParseScaleMode("nearest"); !errors.Is(err, golden.ErrInvalidParams) {
 		t.Errorf("ParseScaleMode(nearest): %v", err)
 	}
