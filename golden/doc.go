@@ -107,8 +107,12 @@
 // three fraction bits and a sticky bit): an E2M1 RNE at a given scale
 // exponent on the float32 bits, which internal/dtype does not offer (its
 // E2M1FromF64 rounds a float64 at scale 1; TestMXFP4QuantizeVsNaive checks
-// the two agree on every element). NaN or Inf input is ErrNonFinite,
-// nothing written.
+// the two agree on every element). On amd64 with AVX-512 (F, BW, VL) the
+// block maxima, the seven compares per element and the nibble packing run
+// as integer vector code with the same results (TestMXFP4QuantizeVecMatchesGo;
+// the purego tag and GODEBUG=cpu.avx512f=off select the Go loops). NaN or
+// Inf input is ErrNonFinite, nothing written (a vector max-abs scan runs
+// first).
 //
 // Sources. triton_kernels
 // (triton-lang/triton python/triton_kernels/triton_kernels/numerics_details/mxfp_details/_downcast_to_mxfp.py
@@ -150,8 +154,9 @@
 // 6 over the blocks holding a code other than 0 and 8 (0 for an all-zero
 // group), raised to -127 where lower (the group byte S+127 must exist);
 // fp8 = dtype.E4M3FromF64(E2M1[c]*2^(e_b-S)) (RNE, saturating at 448,
-// signed zero);
-// group byte S+127 and float32 2^S; inexact where a nonzero block has e_b
+// signed zero); group byte S+127 and float32 2^S (one ue8m0 scale per 128
+// for G = 4, the granularity of DeepGEMM's 1x128 FP8 scales); inexact
+// where a nonzero block has e_b
 // - S < -8, i.e. more than 14 binades below the group max, the first gap
 // where 0.5*2^(e_b-S) falls below e4m3's 2^-9 (groups not flagged
 // reproduce every value exactly: TestMXFP4FoldGroupVsNaive). A group
@@ -178,9 +183,10 @@
 // interleaved pairs (glu = h[2i] clamped above at 7, linear = h[2i+1]
 // clamped to [-7, 7], glu*sigmoid(1.702*glu)*(linear+1)), o = W2 a + b2,
 // out = sum_j w_j*o_j in rank order; nothing rounded inside. Tokens are
-// grouped per expert (W decoded once per expert), each result a fixed
-// sequential sum, so the grouping never changes a bit; counts [E] gets the
-// tokens per expert.
+// grouped per expert (W decoded once per expert and chunk of tokens; the
+// chunk keeps the float64 buffers under 256 MiB), each result a fixed
+// sequential sum, so neither grouping nor chunking changes a bit; counts
+// [E] gets the tokens per expert.
 //
 // Fixture: testdata/mxfp4_fixture.txt (from testdata/mxfp4_fixture.py,
 // run on the GPU machine with Python 3.12.3, numpy 2.5.2, ml_dtypes 0.6.0,
