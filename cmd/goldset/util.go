@@ -2,8 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
