@@ -269,7 +269,7 @@ func runTokenize(ctx context.Context, o tokenizeOptions, in io.Reader, w io.Writ
 		return err
 	}
 	if len(o.files) == 0 {
-		text, err := io.ReadAll(ctxReader{ctx, bufio.NewReader(in)})
+		text, err := readAllContext(ctx, bufio.NewReader(in))
 		if err != nil {
 			return err
 		}
@@ -303,15 +303,22 @@ func encodeContext(ctx context.Context, tok *tokenizer.Tokenizer, text []byte) (
 	}
 }
 
-// ctxReader fails reads once ctx is done (a stdin that never ends).
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
+// readAllContext reads r to its end, returning early with ctx's error when
+// it is cancelled: a read from a pipe or terminal may block for good.
+func readAllContext(ctx context.Context, r io.Reader) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
 	}
-	return c.r.Read(p)
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(r)
+		done <- result{b, err}
+	}()
+	select {
+	case res := <-done:
+		return res.b, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
