@@ -157,21 +157,48 @@ func TestLoadTensorChecksSHA256(t *testing.T) {
 	}
 }
 
-func FuzzOwnedPaths(f *testing.F) {
-	f.Add("c1/x.npy")
-	f.Add("../x")
-	f.Add("/etc/passwd")
-	f.Add("c1/../../x")
-	f.Add(`c1\x`)
+// FuzzManifestTensorPath: whatever tensor path a manifest carries, a
+// manifest that parses never makes OpenTensor read outside the bundle or
+// through a link.
+func FuzzManifestTensorPath(f *testing.F) {
+	for _, s := range []string{"c1/x.npy", "../x.npy", "/etc/passwd", "c1/../../x", `c1\x`, "c1/link/x.npy", "c1//x.npy"} {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, rel string) {
-		root := t.TempDir()
-		p, err := safefile.Join(root, rel)
+		root := filepath.Join(t.TempDir(), "b")
+		m := writeBundle(t, root, false)
+		outside := filepath.Join(filepath.Dir(root), "secret.npy")
+		os.WriteFile(outside, []byte("\x93NUMPY"), 0o644)
+		os.Symlink(filepath.Dir(root), filepath.Join(root, "c1", "link"))
+		m.Cases[0].Tensors[0].Path = rel
+		m.Digest = ""
+		data, err := m.Marshal()
 		if err != nil {
 			return
 		}
+		pm, err := ParseManifest("fuzz.json", data)
+		if err != nil {
+			return
+		}
+		rc, err := OpenTensor(root, &pm.Cases[0].Tensors[0])
+		if err != nil {
+			return
+		}
+		f, ok := rc.(*os.File)
+		if !ok {
+			rc.Close()
+			return
+		}
+		defer f.Close()
+		got, _ := f.Stat()
+		want, err := os.Stat(outside)
+		if err == nil && os.SameFile(got, want) {
+			t.Fatalf("tensor path %q read a file outside the bundle", rel)
+		}
+		p, _ := filepath.EvalSymlinks(f.Name())
 		r, err := filepath.Rel(root, p)
 		if err != nil || !filepath.IsLocal(r) {
-			t.Fatalf("Join(%q) = %q escapes the root", rel, p)
+			t.Fatalf("tensor path %q opened %s, outside %s", rel, p, root)
 		}
 	})
 }

@@ -66,9 +66,10 @@ func runMerge(ctx context.Context, o mergeOptions, w, errw io.Writer) error {
 	})
 	pr.finish()
 	switch {
-	case errors.Is(err, suite.ErrMergeTarget):
+	case errors.Is(err, suite.ErrMergeTarget), errors.Is(err, suite.ErrShard):
+		// The arguments do not name one complete set of shards.
 		return usageError{err}
-	case errors.Is(err, suite.ErrShardCorrupt), errors.Is(err, manifests.ErrInvalid), errors.Is(err, manifests.ErrSchema), errors.Is(err, suite.ErrShard):
+	case errors.Is(err, suite.ErrShardCorrupt), errors.Is(err, manifests.ErrInvalid), errors.Is(err, manifests.ErrSchema):
 		return failure{err}
 	case err != nil:
 		return err
