@@ -24,13 +24,17 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, name string, quiet bool) *progress {
-	p := &progress{w: w, name: name, quiet: quiet, start: time.Now()}
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
+	return &progress{w: w, name: name, quiet: quiet, start: time.Now(), tty: isTerminal(w)}
+}
+
+// isTerminal reports whether w is a terminal (progress lines are rewritten).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
 	}
-	return p
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func (p *progress) update(ev suite.Event) {
@@ -83,18 +87,12 @@ type byteProgress struct {
 }
 
 func newByteProgress(w io.Writer, what string, quiet bool) *byteProgress {
-	p := &byteProgress{w: w, what: what, quiet: quiet, start: time.Now()}
-	p.last = p.start
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
-	}
-	return p
+	now := time.Now()
+	return &byteProgress{w: w, what: what, quiet: quiet, start: now, last: now, tty: isTerminal(w)}
 }
 
 func (p *byteProgress) update(done, total int64) {
-	if p.quiet || p == nil {
+	if p == nil || p.quiet {
 		return
 	}
 	p.mu.Lock()

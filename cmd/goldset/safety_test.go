@@ -369,7 +369,8 @@ func TestReproShardEnvWithoutCount(t *testing.T) {
 	}
 }
 
-// Interrupts exit 130 and leave nothing, for gen, verify and tokenize.
+// Interrupts exit 130 and leave nothing, for gen, verify and compare (tokenize:
+// TestReproSIGINTExits130).
 func TestReproInterruptExitCode(t *testing.T) {
 	dir := t.TempDir()
 	b := small(t, dir)
