@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -88,7 +89,8 @@ func Main(ctx context.Context, args []string, in io.Reader, out, errw io.Writer)
 	if err != nil && !errors.Is(err, errFailed) {
 		msg := err.Error()
 		if code == exitInterrupted {
-			msg = "interrupted: " + msg
+			msg = "interrupted: " + strings.TrimSuffix(strings.TrimSuffix(msg, context.Canceled.Error()), ": ")
+			msg = strings.TrimSuffix(msg, ": ") + " (nothing partial is left)"
 		}
 		fmt.Fprintf(errw, "goldset: %s\n", msg)
 		if cmd != nil && wantsJSON(cmd) {
