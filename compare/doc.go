@@ -1,5 +1,5 @@
 // Package compare is goldset's judge: it compares a candidate kernel output
-// with its golden and produces a report (spec ops.md §6).
+// with its golden and produces a report (docs/spec.md §6).
 //
 // # Inputs
 //
@@ -8,7 +8,7 @@
 // manifest says bfloat16, and the integer dtypes), a row-major shape, a
 // Tolerance (stored in the manifest next to each golden) and Options (a
 // report name and an optional mask of graded elements, e.g. Quest kmax/kmin
-// past nb, spec §7). A candidate may be stored in a wider dtype than the
+// past nb, docs/spec.md §5a). A candidate may be stored in a wider dtype than the
 // golden (an fp32 result for an fp16 output); it is judged by the output
 // dtype's tolerance. The golden is normally the one in the output dtype
 // (role golden); every default below also holds against the float32 truth.

@@ -120,7 +120,7 @@ var (
 	}
 )
 
-// Fixed-dtype outputs (float32 by definition, spec §7).
+// Fixed-dtype outputs (float32 by definition, docs/spec.md §7).
 var (
 	lseFamily      = family{rtol: 1e-5, atol: 1e-4}
 	scoresFamily   = family{rtol: 1e-4, atolRMS: 1e-4, atol: -1}

@@ -1,10 +1,12 @@
+//go:build !purego
+
 package gen
 
 import (
 	"math/bits"
 	"unsafe"
 
-	"github.com/goldset/goldset/internal/cpu"
+	"golang.org/x/sys/cpu"
 )
 
 //go:noescape

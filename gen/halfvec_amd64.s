@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 // ROUND rounds the 8 float64 lanes of Y (already scaled) to half bits with

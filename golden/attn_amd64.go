@@ -1,11 +1,13 @@
+//go:build !purego
+
 package golden
 
-import "github.com/goldset/goldset/internal/cpu"
+import "golang.org/x/sys/cpu"
 
 // hasAttnVec selects the AVX-512 attention tiles of attn_amd64.s (tests
 // turn it off to get the scalar reference). The half kernels also use the
 // VEX forms of F16C and AVX2.
-var hasAttnVec = cpu.X86.HasAVX512F && cpu.X86.HasAVX2F16C
+var hasAttnVec = cpu.X86.HasAVX512F && cpu.X86.HasAVX && cpu.X86.HasAVX2 && cpu.X86.HasF16C
 
 // The score tiles write s[h*ls + j] = scale * (sum over e < d, in order,
 // of q_h[e]*k_j[e]) for four heads h and n tokens j (n even, d%8 == 0),

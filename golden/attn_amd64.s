@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 // AVX-512 tiles of attend (attention.go; attn_amd64.go declares them).

@@ -1,8 +1,8 @@
 // Package golden holds the reference kernels that compute goldset's golden
 // outputs: matmul, softmax, reshape_and_cache, GQA paged attention and the
-// Quest sparse-attention parts. The normative semantics are in
-// shared/spec/ops.md (section numbers below refer to it); this comment
-// pins down the layouts and the exact arithmetic.
+// Quest sparse-attention parts. The normative semantics are in the
+// repository's docs/spec.md (section numbers below refer to it); this
+// comment pins down the layouts and the exact arithmetic.
 //
 // # Conventions
 //
@@ -31,7 +31,7 @@
 // sum_{p=0..K-1} a[i,p]*b[p,j], added in p order starting from 0; both
 // layouts give the same bits. MatmulF32 accumulates in float32.
 //
-// # Softmax (§2, §7)
+// # Softmax (§2)
 //
 // x [M,N], dst [M,N], rowMax [M], rowSum [M] (either may be nil). m =
 // max_j x; e_j = exp(x_j - m) (exactly 0 for -Inf); rowSum = sum_j e_j in j
@@ -65,7 +65,7 @@
 // several heads and tokens at once for speed but every quantity above is
 // the same sequential sum, so grouping never changes a bit.
 //
-// # Quest (§5, §7)
+// # Quest (§5)
 //
 // BlockMetadata: kmax, kmin [B,MAXB,Hkv,D], element-wise max/min over the
 // valid tokens of logical block i < nb = ceil(L/BS) (+0 > -0); 0 for
@@ -94,7 +94,10 @@
 // score and value tiles (rows widened in registers); every lane keeps one
 // output element's, score's or accumulator element's sequential sum
 // (multiply, then add: never fused), so the bits are those of the scalar
-// loops.
+// loops. The tiles run where golang.org/x/sys/cpu reports AVX-512F (and
+// AVX2 with F16C for the half widening and Quest's block max/min); under
+// GODEBUG=cpu.avx512f=off,cpu.avx2=off or in a -tags purego build the Go
+// loops run.
 //
 // MatmulF32, SoftmaxF32, PagedAttentionF32 and SparseAttentionF32 are
 // honest float32 kernels the comparator must accept.

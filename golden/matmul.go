@@ -3,7 +3,7 @@ package golden
 // matmulColBlock is the number of output columns one work unit computes.
 const matmulColBlock = 256
 
-// Matmul computes dst = A @ B (ops.md §1) in float64.
+// Matmul computes dst = A @ B (docs/spec.md §1) in float64.
 //
 // a is [m, k]; b is [k, n], or [n, k] when bNK is true (nn.Linear weights);
 // dst is [m, n]. Every dst element is the float64 sum over p = 0..k-1, in

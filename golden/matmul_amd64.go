@@ -1,6 +1,8 @@
+//go:build !purego
+
 package golden
 
-import "github.com/goldset/goldset/internal/cpu"
+import "golang.org/x/sys/cpu"
 
 //go:noescape
 func matmulTile4x16(dst *float64, ldd int, a *float64, lda int, b *float64, k int)

@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 // func matmulTile4x16(dst *float64, ldd int, a *float64, lda int, b *float64, k int)

@@ -1,13 +1,15 @@
+//go:build !purego
+
 package golden
 
-import "github.com/goldset/goldset/internal/cpu"
+import "golang.org/x/sys/cpu"
 
 //go:noescape
 func orderedMinMaxAVX2(hi, lo *int16, src *uint16, row, cnt int)
 
 // hasMetaVec selects the AVX2 max/min (TestBlockMetadataHalfSpecials checks
 // it against the float32 kernel, bit for bit).
-var hasMetaVec = cpu.X86.HasAVX2F16C
+var hasMetaVec = cpu.X86.HasAVX && cpu.X86.HasAVX2 && cpu.X86.HasF16C
 
 // orderedMinMax folds tokens 1..cnt-1 of a block (token stride row) into
 // hi and lo, which hold token 0's ordered keys.

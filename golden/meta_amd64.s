@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 // func orderedMinMaxAVX2(hi, lo *int16, src *uint16, row, cnt int)

@@ -1,12 +1,14 @@
+//go:build !purego
+
 package npy
 
-import "github.com/goldset/goldset/internal/cpu"
+import "golang.org/x/sys/cpu"
 
 //go:noescape
 func f16sToF32sF16C(dst *float32, src *uint16, n int) int
 
 // hasF16C: f16sToF32sF16C needs AVX2 and F16C.
-var hasF16C = cpu.X86.HasAVX2F16C
+var hasF16C = cpu.X86.HasAVX && cpu.X86.HasAVX2 && cpu.X86.HasF16C
 
 // widenF16 widens a prefix of src into dst with F16C and returns its length
 // (a multiple of 16, stopping before a group that holds Inf or NaN).

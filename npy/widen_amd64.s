@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 // func f16sToF32sF16C(dst *float32, src *uint16, n int) int

@@ -162,7 +162,8 @@ func halfToF32(dst []float32, src []uint16, dtype string) {
 }
 
 // floatTensor is a generated floating tensor: its stored form (bits for
-// half types, values for float32) and its exact float32 values.
+// half types, values for float32) and, for half types only when asked for
+// (needVals), its exact float32 values; otherwise vals is nil or scratch.
 type floatTensor struct {
 	dtype string
 	bits  []uint16  // float16/bfloat16 storage
@@ -200,7 +201,7 @@ func normalValues(s gen.Stream, dtype string, n int, at int64, scale float64, ne
 	return ft
 }
 
-// sync re-derives the stored bits from vals after vals were edited (the
+// syncBits re-derives the stored bits from vals after vals were edited (the
 // edits must be representable in dtype).
 func (ft *floatTensor) syncBits() {
 	if ft.bits == nil {

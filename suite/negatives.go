@@ -406,7 +406,7 @@ func JudgeOutput(dir string, c *manifests.Case, name string, got []float64) (com
 }
 
 // questMetaMask grades kmax/kmin [B, MAXB, Hkv, D] only for logical blocks
-// i < ceil(L/BS) (ops.md §7).
+// i < ceil(L/BS) (docs/spec.md §5a).
 func questMetaMask(d caseData, shape []int64) ([]bool, error) {
 	lens, err := d.i32("context_lens")
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/goldset/goldset/golden"
 )
 
-// ---- reshape_and_cache (ops.md §3) ----
+// ---- reshape_and_cache (docs/spec.md §3) ----
 
 type cacheParams struct {
 	T     int    `json:"t"`   // tokens in key/value

@@ -62,7 +62,7 @@ func (c *caseCtx) writeInts(ts tensorSpec, v []int32) error {
 	return c.write(ts, func(t *tensorOut) error { return t.i32(v) })
 }
 
-// ---- matmul (ops.md §1) ----
+// ---- matmul (docs/spec.md §1) ----
 
 type matmulParams struct {
 	M       int     `json:"m"`
@@ -177,7 +177,7 @@ func buildMatmul(c *caseCtx, p matmulParams) error {
 	return c.writeOutput("matmul", "c", p.DType, []int64{int64(m), int64(n)}, out)
 }
 
-// ---- softmax (ops.md §2) ----
+// ---- softmax (docs/spec.md §2) ----
 
 type softmaxParams struct {
 	M     int     `json:"m"`
@@ -192,7 +192,7 @@ type softmaxParams struct {
 	// tile fully masked, then finite values).
 	NegInfRows   int `json:"neg_inf_rows"`
 	NegInfPrefix int `json:"neg_inf_prefix"`
-	// MaskedRows rows are entirely -inf (defined as all zeros; ops.md §7).
+	// MaskedRows rows are entirely -inf (defined as all zeros; docs/spec.md §2).
 	MaskedRows int `json:"masked_rows"`
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/goldset/goldset/internal/hugemem"
 )
 
-// ---- quest (ops.md §5) ----
+// ---- quest (docs/spec.md §5) ----
 
 type questParams struct {
 	pagedParams
@@ -29,7 +29,7 @@ type questParams struct {
 	// lowest indices must win.
 	Tie bool `json:"tie,omitempty"`
 	// NoDense skips the dense attention (dense_out and the
-	// sparse_dense_rel_l2 info) that ops.md §5 asks contest cases to
+	// sparse_dense_rel_l2 info) that docs/spec.md §5 asks contest cases to
 	// record: for benchmark cases that must do the same work as a tool
 	// without it (the NumPy peer); the dense pass costs about as much as
 	// a paged_attention golden.
@@ -413,7 +413,7 @@ func relL2(a, b []float64) float64 {
 // "" (whichever is ready). Tests set it to check that both agree.
 var questMeta = ""
 
-// blockMeta holds Quest's per-block key metadata (ops.md §5: the
+// blockMeta holds Quest's per-block key metadata (docs/spec.md §5: the
 // elementwise max and min over a block's tokens below L), taken from each
 // referenced physical block as the key cache is written. The values are
 // half or float32 values, so float32 storage is exact and halves the

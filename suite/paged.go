@@ -11,7 +11,7 @@ import (
 	"github.com/goldset/goldset/npy"
 )
 
-// pagedParams are the inputs shared by paged_attention and quest (ops.md §4).
+// pagedParams are the inputs shared by paged_attention and quest (docs/spec.md §4).
 type pagedParams struct {
 	Hq    int    `json:"hq"`
 	Hkv   int    `json:"hkv"`
@@ -682,7 +682,7 @@ func seqDims(p *pagedParams, nb int) golden.AttentionDims {
 	return golden.AttentionDims{B: 1, Hq: p.Hq, Hkv: p.Hkv, D: p.D, NB: nb, BS: p.BS, MAXB: nb}
 }
 
-// ---- paged_attention (ops.md §4) ----
+// ---- paged_attention (docs/spec.md §4) ----
 
 func planPagedAttention(raw json.RawMessage) (*casePlan, error) {
 	var p pagedParams

@@ -140,6 +140,7 @@ Exit codes:
 		newNegativesCmd(s),
 		newLongbenchCmd(s),
 		newTokenizeCmd(s),
+		newServingCmd(s),
 	)
 	typeUsageErrors(root)
 	return root

@@ -210,7 +210,7 @@ func TestLongbenchBuildCLI(t *testing.T) {
 	dir := t.TempDir()
 	args := func(out string) []string {
 		return []string{"longbench", "build", "--data", data, "--tokenizer", tok, "--subsets", "qasper,multifieldqa_en,gov_report,hotpotqa",
-			"--n", "4", "--target-mean", "3000", "--truncate-at", "3000", "--no-thinking", "--seed", "5", "--out", out, "-q", "--json"}
+			"--n", "4", "--target-mean", "3000", "--truncate-at", "3000", "--no-thinking", "--seed", "5", "--out", out, "-q", "--json", "--model", "Qwen/Qwen3-8B"}
 	}
 	code, out, errs := run(t, args(filepath.Join(dir, "a"))...)
 	if code != 0 {
@@ -231,7 +231,7 @@ func TestLongbenchBuildCLI(t *testing.T) {
 	if code, _, errs := run(t, args(filepath.Join(dir, "b"))...); code != 0 {
 		t.Fatal(errs)
 	}
-	for _, f := range []string{"serve.jsonl", "batch.jsonl", "prompt_ids.npy", "prompt_lens.npy", "manifest.json"} {
+	for _, f := range []string{"serve.jsonl", "batch.chat.jsonl", "sglang.jsonl", "sharegpt.json", "prompt_ids.jsonl", "histogram.png", "prompt_ids.npy", "prompt_lens.npy", "manifest.json"} {
 		a, _ := os.ReadFile(filepath.Join(dir, "a", f))
 		b, _ := os.ReadFile(filepath.Join(dir, "b", f))
 		if len(a) == 0 || !bytes.Equal(a, b) {
@@ -239,7 +239,7 @@ func TestLongbenchBuildCLI(t *testing.T) {
 		}
 	}
 	// Asking for more prompts than records is a clear error, no output.
-	code, _, errs = run(t, "longbench", "build", "--data", data, "--tokenizer", tok, "--subsets", "qasper", "--n", "50", "--out", filepath.Join(dir, "c"), "-q")
+	code, _, errs = run(t, "longbench", "build", "--data", data, "--tokenizer", tok, "--subsets", "qasper", "--n", "50", "--out", filepath.Join(dir, "c"), "-q", "--model", "m")
 	if code == 0 || !strings.Contains(errs, "not enough records") {
 		t.Errorf("n > records: exit %d %s", code, errs)
 	}

@@ -139,13 +139,14 @@ type goldset struct {
 	name   string   // variant, e.g. "amd64-v3"
 	path   string   // the binary
 	prefix []string // emulator command line, empty for native
+	env    []string // extra environment (e.g. GODEBUG), after runEnv's
 }
 
 func (g goldset) command(ctx context.Context, args ...string) *exec.Cmd {
 	argv := append(slices.Clone(g.prefix), g.path)
 	argv = append(argv, args...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = runEnv()
+	cmd.Env = append(runEnv(), g.env...)
 	return cmd
 }
 
@@ -158,7 +159,16 @@ var (
 // set) once per test run.
 func buildGoldset(t testing.TB, goarch, goamd64 string) string {
 	t.Helper()
+	return buildGoldsetTags(t, goarch, goamd64, "")
+}
+
+// buildGoldsetTags is buildGoldset with build tags (e.g. "purego").
+func buildGoldsetTags(t testing.TB, goarch, goamd64, tags string) string {
+	t.Helper()
 	key := goarch + "-" + goamd64
+	if tags != "" {
+		key += "-" + tags
+	}
 	buildMu.Lock()
 	defer buildMu.Unlock()
 	if p, ok := built[key]; ok {
@@ -166,11 +176,11 @@ func buildGoldset(t testing.TB, goarch, goamd64 string) string {
 	}
 	out := filepath.Join(binDir, "goldset-"+key)
 	start := time.Now()
-	cmd := exec.Command(goTool(t), "build", "-o", out, "./cmd/goldset")
+	cmd := exec.Command(goTool(t), "build", "-tags="+tags, "-o", out, "./cmd/goldset")
 	cmd.Dir = repoRoot(t)
 	cmd.Env = buildEnv(goarch, goamd64)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/goldset (GOARCH=%s GOAMD64=%s): %v\n%s", goarch, goamd64, err, b)
+		t.Fatalf("go build -tags=%q ./cmd/goldset (GOARCH=%s GOAMD64=%s): %v\n%s", tags, goarch, goamd64, err, b)
 	}
 	t.Logf("built goldset for %s in %.1fs", key, time.Since(start).Seconds())
 	built[key] = out
