@@ -178,7 +178,7 @@ func typeUsageErrors(c *cobra.Command) {
 		c.PreRunE = func(cmd *cobra.Command, args []string) error {
 			for _, name := range required {
 				if !cmd.Flags().Changed(name) {
-					return usagef("required flag --%s not set", name)
+					return usagef("required flag %q not set (--%s)", name, name)
 				}
 			}
 			if pre != nil {

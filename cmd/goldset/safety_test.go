@@ -337,7 +337,7 @@ func TestReproExitCodes(t *testing.T) {
 		{[]string{"compare", b, "--case", "sm-781-bf16", "--output", "zz=x.npy"}, exitUsage, "no golden output"},
 		{[]string{"longbench", "build", "--data", dir, "--tokenizer", "t.json", "--subsets", "qasper", "--out", "o", "--n", "0"}, exitUsage, "--n"},
 		{[]string{"longbench", "build", "--data", dir, "--tokenizer", "t.json", "--subsets", "qasper", "--out", "o", "--max-len", "0"}, exitUsage, "--max-len"},
-		{[]string{"longbench", "build", "--data", dir, "--tokenizer", "t.json", "--subsets", "qasper"}, exitUsage, "--out not set"},
+		{[]string{"longbench", "build", "--data", dir, "--tokenizer", "t.json", "--subsets", "qasper"}, exitUsage, `"model" not set`},
 		{[]string{"longbench", "biuld"}, exitUsage, `unknown command "biuld"`},
 		{[]string{"longbench"}, exitUsage, "needs a subcommand"},
 		{[]string{"gne"}, exitUsage, `unknown command "gne"`},
@@ -345,7 +345,7 @@ func TestReproExitCodes(t *testing.T) {
 		{[]string{"verify", b, "--jobs", "-5"}, exitUsage, "--jobs"},
 		{[]string{"merge", "--out", filepath.Join(dir, "m"), "--jobs", "0", b}, exitUsage, "--jobs"},
 		{[]string{"diff", b, b, "--jobs", "0"}, exitUsage, "--jobs"},
-		{[]string{"compare", b, "--output", "c=x.npy"}, exitUsage, "--case not set"},
+		{[]string{"compare", b, "--output", "c=x.npy"}, exitUsage, `"case" not set`},
 		{[]string{"--version"}, exitOK, "goldset "},
 	}
 	for _, tc := range cases {
@@ -508,7 +508,7 @@ func TestReproLongbenchOverwrite(t *testing.T) {
 	tok, data := testenv.Qwen3TokenizerPath(t), testenv.LongBenchSample(t)
 	dir := t.TempDir()
 	lb := func(out string, extra ...string) (int, string) {
-		args := append([]string{"longbench", "build", "--data", data, "--tokenizer", tok, "--subsets", "qasper", "--n", "2", "--truncate-at", "2000", "-q", "--out", out}, extra...)
+		args := append([]string{"longbench", "build", "--data", data, "--tokenizer", tok, "--model", "Qwen/Qwen3-8B", "--subsets", "qasper", "--n", "2", "--truncate-at", "2000", "-q", "--out", out}, extra...)
 		code, _, errs := run(t, args...)
 		return code, errs
 	}
@@ -556,7 +556,7 @@ func TestReproTokenizerAndUTF8(t *testing.T) {
 	if code, _, errs := run(t, "tokenize", "--tokenizer", other, txt); code != exitError || !strings.Contains(errs, "not the known Qwen3 tokenizer.json") {
 		t.Errorf("tokenize with another tokenizer.json: exit %d %s", code, errs)
 	}
-	base := []string{"longbench", "build", "--data", data, "--subsets", "qasper", "--n", "2", "--truncate-at", "2000", "-q"}
+	base := []string{"longbench", "build", "--data", data, "--model", "Qwen/Qwen3-8B", "--subsets", "qasper", "--n", "2", "--truncate-at", "2000", "-q"}
 	if code, _, errs := run(t, append(base, "--tokenizer", other, "--out", filepath.Join(dir, "a"))...); code != exitError || !strings.Contains(errs, "--tokenizer-any") {
 		t.Errorf("longbench with another tokenizer.json: exit %d %s", code, errs)
 	}
@@ -585,7 +585,7 @@ func TestReproTokenizerAndUTF8(t *testing.T) {
 	i := bytes.Index(lines[1], []byte(`"context": "`)) + 20
 	lines[1] = append(append(append([]byte(nil), lines[1][:i]...), 0xff), lines[1][i:]...)
 	os.WriteFile(filepath.Join(bad, "qasper.jsonl"), bytes.Join(lines, []byte("\n")), 0o644)
-	base = []string{"longbench", "build", "--data", bad, "--tokenizer", tok, "--subsets", "qasper", "--n", "2", "--truncate-at", "2000", "-q"}
+	base = []string{"longbench", "build", "--data", bad, "--tokenizer", tok, "--model", "Qwen/Qwen3-8B", "--subsets", "qasper", "--n", "2", "--truncate-at", "2000", "-q"}
 	code, _, errs := run(t, append(base, "--out", filepath.Join(dir, "c"))...)
 	wantOff := len(lines[0]) + 1 + i
 	if code != exitError || !strings.Contains(errs, "qasper.jsonl:2: invalid UTF-8 at byte offset "+itoa(wantOff)) {
