@@ -155,6 +155,7 @@ func typeUsageErrors(c *cobra.Command) {
 	if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
 		c.Args = cobra.NoArgs
 		c.RunE = func(cmd *cobra.Command, args []string) error {
+			cmd.Usage()
 			return usagef("%s needs a subcommand (see %s --help)", cmd.CommandPath(), cmd.CommandPath())
 		}
 	}
