@@ -602,3 +602,27 @@ func TestReproTokenizerAndUTF8(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// negatives writes only into an empty directory or over its own earlier
+// controls (with --overwrite).
+func TestNegativesOutIsOurs(t *testing.T) {
+	dir := t.TempDir()
+	b := small(t, dir)
+	foreign := filepath.Join(dir, "mine")
+	os.MkdirAll(filepath.Join(foreign, "zeros"), 0o755)
+	os.WriteFile(filepath.Join(foreign, "zeros", "y.npy"), []byte("my file"), 0o644)
+	code, _, errs := run(t, "negatives", b, "--case", "sm-781-bf16", "--out", foreign)
+	if got, _ := os.ReadFile(filepath.Join(foreign, "zeros", "y.npy")); code != exitError || string(got) != "my file" || !strings.Contains(errs, "refusing") {
+		t.Errorf("negatives into a foreign directory: exit %d %s; file now %q", code, errs, got)
+	}
+	neg := filepath.Join(dir, "neg")
+	if code, _, errs := run(t, "negatives", b, "--case", "sm-781-bf16", "--out", neg); code != 0 {
+		t.Fatalf("negatives: %d %s", code, errs)
+	}
+	if code, _, errs := run(t, "negatives", b, "--case", "sm-781-bf16", "--out", neg); code != exitError || !strings.Contains(errs, "--overwrite") {
+		t.Errorf("second run without --overwrite: exit %d %s", code, errs)
+	}
+	if code, _, errs := run(t, "negatives", b, "--case", "sm-781-bf16", "--out", neg, "--overwrite"); code != 0 {
+		t.Errorf("second run with --overwrite: exit %d %s", code, errs)
+	}
+}
