@@ -22,7 +22,7 @@ func FuzzCLIArgs(f *testing.F) {
 		f.Add(s)
 	}
 	dir := f.TempDir()
-	bundle := small(&testing.T{}, dir)
+	bundle := small(f, dir)
 	safe := map[string]bool{"verify": true, "compare": true, "inspect": true, "diff": true, "list": true,
 		"gen": true, "longbench": true, "version": true, "help": true, "completion": true, "--version": true, "--help": true, "nope": true}
 	f.Fuzz(func(t *testing.T, line string) {

@@ -15,7 +15,7 @@ import (
 )
 
 // run calls Main and returns the exit code, stdout and stderr.
-func run(t *testing.T, args ...string) (int, string, string) {
+func run(t testing.TB, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), args, strings.NewReader(""), &out, &errb)
@@ -23,7 +23,7 @@ func run(t *testing.T, args ...string) (int, string, string) {
 }
 
 // small builds two small stage1 cases into dir and returns the bundle path.
-func small(t *testing.T, dir string) string {
+func small(t testing.TB, dir string) string {
 	t.Helper()
 	code, _, stderr := run(t, "gen", "stage1-basic", "--out", dir, "--case", "mm-odd-7x129x781-fp16", "--case", "sm-781-bf16", "-q")
 	if code != 0 {
