@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/goldset/goldset/internal/safefile"
 	"github.com/goldset/goldset/npy"
 )
 
@@ -283,7 +284,7 @@ func ReadManifest(path string) (*Manifest, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		path = filepath.Join(path, "manifest.json")
 	}
-	f, err := os.Open(path)
+	f, err := safefile.Open(path) // no link, FIFO or device
 	if err != nil {
 		return nil, fmt.Errorf("manifests: %w", err)
 	}
