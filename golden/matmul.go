@@ -89,8 +89,9 @@ func matmulKN(dst []float64, a, b []float32, i0, rows, j0, j1, k, n int) {
 
 // matmulNK computes the same sums with b stored [n, k]: four columns at a
 // time keep eight independent accumulation chains per row pair, each still
-// summing in p order.
-func matmulNK(dst []float64, a, b []float32, scratch []float64, i0, rows, j0, j1, k, n int) {
+// summing in p order. a may hold float64 values (MXFP4MoE's activations):
+// float64(a*b) is then the product rounded once, the same in every chain.
+func matmulNK[A float32 | float64](dst []float64, a []A, b []float32, scratch []float64, i0, rows, j0, j1, k, n int) {
 	a0 := scratch[:k]
 	a1 := scratch[k : 2*k]
 	for p := range k {

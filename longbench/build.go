@@ -46,6 +46,7 @@ type BuildOptions struct {
 	Model string
 
 	SkipMalformed bool // skip bad JSONL lines (listed in the manifest) instead of failing
+	LossyUTF8     bool // read invalid UTF-8 as U+FFFD (counted per source in the manifest) instead of failing
 	MaxLineBytes  int  // DefaultMaxLineBytes when zero
 	Workers       int  // tokenization goroutines; GOMAXPROCS when zero
 }
@@ -87,8 +88,12 @@ func Build(ctx context.Context, opts BuildOptions, tok Tokenizer, progress io.Wr
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	if err := checkOut(opts.Out, opts.Overwrite); err != nil {
+	replacing, err := checkOut(opts.Out, opts.Overwrite)
+	if err != nil {
 		return nil, err
+	}
+	if replacing {
+		fmt.Fprintf(progress, "longbench: --overwrite: %s (a longbench build) will be replaced when the new one is complete\n", opts.Out)
 	}
 	v := opts.Version
 	if v == 0 {
@@ -134,7 +139,7 @@ func Build(ctx context.Context, opts BuildOptions, tok Tokenizer, progress io.Wr
 		workers = runtime.GOMAXPROCS(0)
 	}
 	var skipped []string
-	ropts := ReadOptions{Version: v, SkipMalformed: opts.SkipMalformed, MaxLineBytes: opts.MaxLineBytes,
+	ropts := ReadOptions{Version: v, SkipMalformed: opts.SkipMalformed, MaxLineBytes: opts.MaxLineBytes, LossyUTF8: opts.LossyUTF8,
 		OnSkip: func(e *LineError) {
 			skipped = append(skipped, e.Error())
 			fmt.Fprintf(progress, "longbench: skipped %v\n", e)
@@ -437,9 +442,14 @@ func (o BuildOptions) ResolvedTemplatesDir() string { return o.templatesDir() }
 
 func (o *BuildOptions) manifest(v Version, cfg *Config, tok Tokenizer, pr *Prompter, plans []SubsetPlan, sources []FileInfo,
 	sel Selection, lengths []int, skipped []string, v2tmpl *FileDigest) *Manifest {
-	tokSHA := "unknown"
+	tokInfo := TokenizerInfo{SHA256: "unknown"}
 	if h, ok := tok.(interface{ SHA256() string }); ok {
-		tokSHA = h.SHA256()
+		tokInfo.SHA256 = h.SHA256()
+	}
+	if v, ok := tok.(interface{ Verified() bool }); ok && v.Verified() {
+		tokInfo.Verified = true
+	} else {
+		tokInfo.Note = "token counts come from an unverified tokenizer (not the known Qwen3 tokenizer.json): they may differ from the model's"
 	}
 	srcs := make([]FileInfo, len(sources))
 	for i, s := range sources {
@@ -474,7 +484,7 @@ func (o *BuildOptions) manifest(v Version, cfg *Config, tok Tokenizer, pr *Promp
 		DataDir:   o.DataDir,
 		Sources:   srcs,
 		Templates: cfg.Files,
-		Tokenizer: TokenizerInfo{SHA256: tokSHA},
+		Tokenizer: tokInfo,
 		Recipe: RecipeInfo{
 			Template:       template,
 			V2Template:     v2tmpl,

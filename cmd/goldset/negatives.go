@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,11 +18,12 @@ import (
 )
 
 type negativesOptions struct {
-	bundle string
-	caseID string
-	out    string
-	check  bool
-	json   bool
+	bundle    string
+	caseID    string
+	out       string
+	check     bool
+	json      bool
+	overwrite bool
 }
 
 func newNegativesCmd(s *streams) *cobra.Command {
@@ -53,7 +55,9 @@ control is judged at once (exit 3 if compare gets any of them wrong).`,
 	cmd.Flags().StringVarP(&o.out, "out", "o", "", "output directory (required)")
 	cmd.Flags().BoolVar(&o.check, "check", false, "judge every control and fail if compare gets one wrong")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the list of controls as JSON")
+	cmd.Flags().BoolVar(&o.overwrite, "overwrite", false, "write into a DIR that holds controls from an earlier run")
 	cmd.MarkFlagRequired("case")
+	cmd.RegisterFlagCompletionFunc("case", completeBundleCases)
 	cmd.MarkFlagRequired("out")
 	return cmd
 }
@@ -72,7 +76,10 @@ func runNegatives(ctx context.Context, o negativesOptions, w io.Writer) error {
 	dir := bundleDir(o.bundle)
 	c := m.Case(o.caseID)
 	if c == nil {
-		return fmt.Errorf("bundle %s has no case %q", o.bundle, o.caseID)
+		return usagef("bundle %s has no case %q", o.bundle, o.caseID)
+	}
+	if err := checkControlsDir(o.out, o.overwrite); err != nil {
+		return err
 	}
 	ctls, err := suite.Controls(dir, c)
 	if err != nil {
@@ -129,6 +136,28 @@ func runNegatives(ctx context.Context, o negativesOptions, w io.Writer) error {
 	if wrong > 0 {
 		fmt.Fprintf(w, "compare misjudged %d control(s)\n", wrong)
 		return errFailed
+	}
+	return nil
+}
+
+// checkControlsDir lets negatives write only into an absent or empty
+// directory, or, with overwrite, one holding an earlier run's controls.json:
+// it never writes over files it cannot tell are its own.
+func checkControlsDir(out string, overwrite bool) error {
+	ents, err := os.ReadDir(out)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(ents) == 0) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var prev []controlResult
+	data, err := os.ReadFile(filepath.Join(out, "controls.json"))
+	if err != nil || json.Unmarshal(data, &prev) != nil {
+		return fmt.Errorf("%s is not empty and holds no controls.json of an earlier run: refusing to write into it", out)
+	}
+	if !overwrite {
+		return fmt.Errorf("%s holds the controls of an earlier run: pass --overwrite to replace them", out)
 	}
 	return nil
 }

@@ -38,7 +38,7 @@ func SynthManifest(n int, seed uint64) []byte {
 		id := fmt.Sprintf("%016x", rng.Uint64())
 		h := sha256.Sum256([]byte(s.name + id))
 		ps = append(ps, longbench.PromptInfo{Index: i, CustomID: s.name + "-" + id, Subset: s.name, ID: id, Line: i + 1, PromptTokens: pt,
-			RawTokens: pt, Chat: true, MaxNewTokens: s.max, PromptSHA256: hex.EncodeToString(h[:])})
+			RawTokens: pt, Chat: true, MaxNewTokens: s.max, TotalTokens: pt + s.max, InChatBatch: true, PromptSHA256: hex.EncodeToString(h[:])})
 	}
 	m["prompts"] = ps
 	b, _ := json.MarshalIndent(m, "", "  ")
