@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/goldset/goldset/internal/dtype"
 	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/npy"
 	"github.com/goldset/goldset/suite"
@@ -161,29 +162,21 @@ func checkControlsDir(out string, overwrite bool) error {
 	return nil
 }
 
-// writeControl stores values in the output's dtype (bf16 as <u2 bits).
+// writeControl stores values in the output's dtype, encoded by the dtype
+// table (bf16 as <u2 bits).
 func writeControl(path string, o suite.ControlOutput) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	descr, ok := manifests.NpyDType(o.DType)
-	if !ok {
-		return fmt.Errorf("control %s: unknown dtype %s", o.Name, o.DType)
+	dt, err := dtype.Parse(o.DType)
+	if err != nil {
+		return fmt.Errorf("control %s: %w", o.Name, err)
 	}
-	data := make([]byte, 0, len(o.Values)*descr.ItemSize())
-	for _, v := range o.Values {
-		switch o.DType {
-		case "float16":
-			data = npy.AppendUint16s(data, []uint16{npy.F16FromF64(v)})
-		case "bfloat16":
-			data = npy.AppendUint16s(data, []uint16{npy.BF16FromF64(v)})
-		case "float32":
-			data = npy.AppendFloat32s(data, []float32{float32(v)})
-		case "int32":
-			data = npy.AppendInt32s(data, []int32{int32(v)})
-		default:
-			data = npy.AppendFloat64s(data, []float64{v})
-		}
+	n, err := dt.StorageBytes(int64(len(o.Values)))
+	if err != nil {
+		return fmt.Errorf("control %s: %w", o.Name, err)
 	}
-	return npy.WriteFile(path, npy.Header{Descr: descr, Shape: o.Shape}, data)
+	data := make([]byte, n)
+	dt.Encode(data, o.Values)
+	return npy.WriteFile(path, npy.Header{Descr: dt.Descr(), Shape: o.Shape}, data)
 }

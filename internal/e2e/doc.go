@@ -16,8 +16,8 @@
 // --jobs each (1, 2, 3). The selection is chosen by size, not by id, so
 // it survives recipe edits: for every (op, dtype) the smallest public or
 // benchmark case, and for every op the smallest "hostile" (NaN-poisoned)
-// one; the test fails if it does not cover all five ops (matmul,
-// softmax, reshape_and_cache, paged_attention, quest). Every build's
+// one; the test fails if it does not cover every op the build lists
+// (`goldset list --ops --json`, read from the binary). Every build's
 // bundles must pass `goldset verify` (run by that build), record their
 // own GOARCH in the provenance, have identical manifest digests and
 // identical sha256 for every file except manifest.json (whose
