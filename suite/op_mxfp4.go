@@ -25,7 +25,7 @@ const (
 
 // The edge split's convention for scale bytes (recorded in each edge
 // case's info): what §9b's dequantize gives for the bytes outside [2, 252].
-const edgeConvention = "E8M0 byte b is 2^(b-127): 0 -> 2^-127, 255 -> NaN for every code; products >= 2^128 (b = 253 with codes 6/7, b = 254 with codes >= 4) are +-Inf"
+const edgeConvention = "E8M0 byte b is 2^(b-127): 0 -> 2^-127, 255 -> NaN for every code; products >= 2^128 (b = 253 with values 4 and 6, b = 254 with values >= 2) are +-Inf"
 
 var _ = register(&op{
 	name:    "mxfp4_quantize",
@@ -603,7 +603,7 @@ func mxDequantizeControls(d caseData) ([]Control, error) {
 			return golden.MXFP4Dequantize(y, swapNibbles(codes), scales, rows, k)
 		}},
 	}
-	if rows > 1 {
+	if transposeDiffers(scales, rows, k/golden.MXBlock) {
 		steps = append(steps, step{"scales_transposed", "scales read as [k/32, rows]", func(y []float32) error {
 			return golden.MXFP4DequantizeScalesTransposed(y, codes, scales, rows, k)
 		}})
