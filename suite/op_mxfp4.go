@@ -115,6 +115,15 @@ func (d caseData) raw(name string) ([]byte, error) {
 	return data, err
 }
 
+// codesScales returns the case's input codes and scales bytes.
+func (d caseData) codesScales() (codes, scales []byte, err error) {
+	if codes, err = d.raw("codes"); err != nil {
+		return nil, nil, err
+	}
+	scales, err = d.raw("scales")
+	return codes, scales, err
+}
+
 // mxRandomCodes draws packed codes [rows, k/2] (every nibble uniform in
 // 0..15) and scale bytes [rows, k/32] uniform in [lo, hi]; with edge, a
 // quarter of the blocks take a byte from {0, 1, 253, 254, 255} instead; a
@@ -571,11 +580,7 @@ func mxDequantizeControls(d caseData) ([]Control, error) {
 	if err := json.Unmarshal(d.c.Params, &p); err != nil {
 		return nil, err
 	}
-	codes, err := d.raw("codes")
-	if err != nil {
-		return nil, err
-	}
-	scales, err := d.raw("scales")
+	codes, scales, err := d.codesScales()
 	if err != nil {
 		return nil, err
 	}
@@ -746,11 +751,7 @@ func mxToFP8Controls(d caseData) ([]Control, error) {
 	if err := json.Unmarshal(d.c.Params, &p); err != nil {
 		return nil, err
 	}
-	codes, err := d.raw("codes")
-	if err != nil {
-		return nil, err
-	}
-	scales, err := d.raw("scales")
+	codes, scales, err := d.codesScales()
 	if err != nil {
 		return nil, err
 	}
