@@ -207,8 +207,10 @@ var moeChunkBytes = 256 << 20
 // expert's weights at a time (package suite streams them) can combine the
 // ranks itself: out = sum_j float64(w_j*o_j) in rank order from 0. With s
 // non-nil it also writes the bound s [nt, Hd] = sum_i |a_i*w2[c,i]| +
-// |b2[c]| (float64, ascending i).
-func MXFP4MoEExpert(o, s []float64, xs []uint16, nt int, w1c, w1s []uint8, b1 []uint16, w2c, w2s []uint8, b2 []uint16, hd, in int) error {
+// |b2[c]| (float64, ascending i). sc (nil: allocate) holds the decoded
+// weights between calls, so a caller running many experts does not clear
+// 12*Hd*I bytes per expert.
+func MXFP4MoEExpert(o, s []float64, xs []uint16, nt int, w1c, w1s []uint8, b1 []uint16, w2c, w2s []uint8, b2 []uint16, hd, in int, sc *MoEScratch) error {
 	d := MoEDims{T: nt, Hd: hd, I: in, E: 1, TopK: 1}
 	if err := d.check(); err != nil {
 		return err
@@ -225,8 +227,18 @@ func MXFP4MoEExpert(o, s []float64, xs []uint16, nt int, w1c, w1s []uint8, b1 []
 	for i := range rs {
 		rs[i] = i
 	}
-	return moeExpert(o, s, rs, 0, xs, w, d, 0, make([]float32, 2*in*hd), make([]float32, hd*in))
+	if sc == nil {
+		sc = new(MoEScratch)
+	}
+	if len(sc.w1f) != 2*in*hd || len(sc.w2f) != hd*in {
+		sc.w1f, sc.w2f = make([]float32, 2*in*hd), make([]float32, hd*in)
+	}
+	return moeExpert(o, s, rs, 0, xs, w, d, 0, sc.w1f, sc.w2f)
 }
+
+// MoEScratch is MXFP4MoEExpert's reusable decode buffers (the zero value
+// is ready; every call overwrites them).
+type MoEScratch struct{ w1f, w2f []float32 }
 
 // moeExpert runs expert e on the (token, rank) rows rs (indices into ids,
 // the chunk starting at row r0) and writes W2 a + b2 into obuf (and, with

@@ -486,8 +486,9 @@ func moeCombine(p mxMoEParams, x []uint16, ids []int32, wts []float64, expert fu
 }
 
 func goldenExpert(p mxMoEParams) moeExpertFn {
+	var sc golden.MoEScratch
 	return func(o, s []float64, xs []uint16, nt int, w moeExpertWeights) error {
-		return golden.MXFP4MoEExpert(o, s, xs, nt, w.w1c, w.w1s, w.b1, w.w2c, w.w2s, w.b2, p.Hd, p.I)
+		return golden.MXFP4MoEExpert(o, s, xs, nt, w.w1c, w.w1s, w.b1, w.w2c, w.w2s, w.b2, p.Hd, p.I, &sc)
 	}
 }
 
@@ -534,11 +535,43 @@ func buildMXMoE(c *caseCtx, p mxMoEParams) error {
 		}
 		outs[i] = t
 	}
+	// Expert e+1 is drawn while expert e is written and applied (two
+	// buffers); the values do not depend on the overlap.
+	type drawn struct {
+		w moeExpertWeights
+		g *moeGen
+	}
+	ready, free, done := make(chan drawn, 1), make(chan *moeGen, 2), make(chan struct{})
+	defer close(done)
+	free <- new(moeGen)
+	free <- new(moeGen)
+	go func() {
+		defer close(ready)
+		for e := range E {
+			var g *moeGen
+			select {
+			case g = <-free:
+			case <-done:
+				return
+			}
+			select {
+			case ready <- drawn{g.expert(c, p, e, mode), g}:
+			case <-done:
+				return
+			}
+		}
+	}()
+	var inUse *moeGen
 	expert := func(e int) (moeExpertWeights, error) {
 		if err := c.ctx.Err(); err != nil {
 			return moeExpertWeights{}, err
 		}
-		w := moeGenExpert(c, p, e, mode)
+		if inUse != nil {
+			free <- inUse // expert e-1 is written and applied
+		}
+		d := <-ready
+		w := d.w
+		inUse = d.g
 		for i, b := range [][]byte{w.w1c, w.w1s, nil, w.w2c, w.w2s, nil} {
 			var err error
 			switch i {
@@ -576,22 +609,34 @@ func buildMXMoE(c *caseCtx, p mxMoEParams) error {
 	return c.writeRounded(tensorSpec{name: "topk_weights", role: roleAux, dtype: "float32", shape: shape2(T, k)}, wts)
 }
 
-// moeGenExpert draws expert e's weights: W1 [2I, Hd] and W2 [Hd, I] as
-// bf16 normals at their offsets in the "w1" / "w2" streams, quantized by
-// §9a, and the bf16 biases.
-func moeGenExpert(c *caseCtx, p mxMoEParams, e int, mode golden.ScaleMode) moeExpertWeights {
+// moeGen draws experts' weights into buffers reused from one expert to
+// the next (each is emitted and applied before the next is drawn).
+type moeGen struct {
+	bits []uint16
+	w    moeExpertWeights
+}
+
+// expert draws expert e's weights: W1 [2I, Hd] and W2 [Hd, I] as bf16
+// normals at their offsets in the "w1" / "w2" streams, quantized by §9a,
+// and the bf16 biases.
+func (g *moeGen) expert(c *caseCtx, p mxMoEParams, e int, mode golden.ScaleMode) moeExpertWeights {
 	hd, in := p.Hd, p.I
 	n1, n2 := 2*in*hd, hd*in
-	w := moeExpertWeights{w1c: make([]byte, n1/2), w1s: make([]byte, n1/golden.MXBlock), w2c: make([]byte, n2/2), w2s: make([]byte, n2/golden.MXBlock)}
-	w1 := normalValues(c.stream("w1"), "bfloat16", n1, int64(e)*int64(n1), p.ScaleW1, false)
-	golden.MXFP4QuantizeBF16(w.w1c, w.w1s, w1.bits, 2*in, hd, mode) // finite normals: no error
-	w2 := normalValues(c.stream("w2"), "bfloat16", n2, int64(e)*int64(n2), p.ScaleW2, false)
-	golden.MXFP4QuantizeBF16(w.w2c, w.w2s, w2.bits, hd, in, mode)
-	b1 := make([]uint16, 2*in)
-	gen.Normal(c.stream("b1"), b1, int64(e)*int64(2*in), gen.BF16, p.BiasStd)
-	b2 := make([]uint16, hd)
-	gen.Normal(c.stream("b2"), b2, int64(e)*int64(hd), gen.BF16, p.BiasStd)
-	w.b1, w.b2 = b1, b2
+	if len(g.bits) != n1 {
+		g.bits = make([]uint16, n1)
+		g.w = moeExpertWeights{w1c: make([]byte, n1/2), w1s: make([]byte, n1/golden.MXBlock), w2c: make([]byte, n2/2), w2s: make([]byte, n2/golden.MXBlock),
+			b1: make([]uint16, 2*in), b2: make([]uint16, hd)}
+	}
+	w := g.w
+	draw := func(s gen.Stream, bits []uint16, at int64, scale float64) {
+		gen.Parallel(0, at, len(bits), func(lo, hi int) { gen.Normal(s, bits[lo:hi], at+int64(lo), gen.BF16, scale) })
+	}
+	draw(c.stream("w1"), g.bits, int64(e)*int64(n1), p.ScaleW1)
+	golden.MXFP4QuantizeBF16(w.w1c, w.w1s, g.bits, 2*in, hd, mode) // finite normals: no error
+	draw(c.stream("w2"), g.bits[:n2], int64(e)*int64(n2), p.ScaleW2)
+	golden.MXFP4QuantizeBF16(w.w2c, w.w2s, g.bits[:n2], hd, in, mode)
+	gen.Normal(c.stream("b1"), w.b1, int64(e)*int64(2*in), gen.BF16, p.BiasStd)
+	gen.Normal(c.stream("b2"), w.b2, int64(e)*int64(hd), gen.BF16, p.BiasStd)
 	return w
 }
 
