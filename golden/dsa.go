@@ -145,6 +145,13 @@ func DSACacheSlot(cache []byte, s, di int) (codes []byte, scale float32) {
 	return cache[base+o*di : base+(o+1)*di], math.Float32frombits(binary.LittleEndian.Uint32(cache[base+DSABlockSize*di+4*o:]))
 }
 
+// dsaRunCodes returns the codes of n consecutive slots from s, in one block.
+func dsaRunCodes(cache []byte, s, di, n int) []byte {
+	base := (s / DSABlockSize) * DSABlockBytes(di)
+	o := s % DSABlockSize
+	return cache[base+o*di : base+(o+n)*di]
+}
+
 // DSAIndexerDims are the sizes of a paged dsa_indexer decode case (ops.md §8b).
 //
 //	q           [B, NN, HI, DI]   float8_e4m3fn codes
@@ -313,34 +320,28 @@ func dsaIndexer(logits []float64, topkLogical, topkPhysical []int32, info []DSAR
 			_, sc := DSACacheSlot(cache, slotOf(pos), di)
 			return float64(sc)
 		}
-		dsaScoreKeys(s, l, nn, hi, di, func(pos int, dst []float32) {
-			codes, _ := DSACacheSlot(cache, slotOf(pos), di)
-			dsaWidenCodes(dst, codes)
-		}, func(j, pos int, dot []float64, stride int) {
-			row, base := j, j*hi
-			wts := weights[(b*nn+j)*hi : (b*nn+j+1)*hi]
-			var sum, abs float64
-			for h, wv := range wts {
-				dv := dot[(base+h)*stride]
-				if opts.reluAfterWeight {
-					sum += max(0, float64(float64(wv)*dv))
-				} else {
-					r := max(0, dv)
-					sum += float64(float64(wv) * r)
-					abs += float64(math.Abs(float64(wv)) * r)
+		dsaScoreKeys(s, l, nn*hi, di, func(c0, cn int, dst []float32) {
+			// A block's codes are contiguous: widen up to 64 keys at once.
+			for pos := c0; pos < c0+cn; {
+				run := min(DSABlockSize-pos%DSABlockSize, c0+cn-pos)
+				dsaWidenCodes(dst[(pos-c0)*di:(pos-c0+run)*di], dsaRunCodes(cache, slotOf(pos), di, run))
+				pos += run
+			}
+		}, func(c0, cn int, dots []float64) {
+			for j := range nn {
+				wts := weights[(b*nn+j)*hi : (b*nn+j+1)*hi]
+				sums := s.scores[j*l+c0 : j*l+c0+cn]
+				abs := s.abs[j*l+c0 : j*l+c0+cn]
+				dsaHeadSums(sums, abs, wts, dots[j*hi*cn:(j+1)*hi*cn], cn, opts.reluAfterWeight)
+				for i := range sums {
+					sc := 1.0
+					if !opts.omitScale {
+						sc = scale(c0 + i)
+					}
+					sums[i] = float64(sc * sums[i])
+					abs[i] = float64(sc * abs[i])
 				}
 			}
-			if opts.reluAfterWeight {
-				for h, wv := range wts {
-					abs += float64(math.Abs(float64(wv)) * max(0, dot[(base+h)*stride]))
-				}
-			}
-			sc := scale(pos)
-			if opts.omitScale {
-				sc = 1
-			}
-			s.scores[row*l+pos] = float64(sc * sum)
-			s.abs[row*l+pos] = float64(sc * abs)
 		})
 		for j := range nn {
 			r := b*nn + j
@@ -402,29 +403,44 @@ var dsaE4M3F32 = func() (t [256]float32) {
 	return t
 }()
 
-// dsaScoreKeys computes the dots of tokens*hi query rows (s.qf,
-// [tokens*hi, di]) against keys 0..n-1 in chunks of dsaChunk, loading key
-// pos with load, and calls emit(tok, pos, dot, stride) per (query token,
-// key) with the dot of head h at dot[(tok*hi+h)*stride]. The dots are
-// exact: e4m3 values are multiples of 2^-9 below 2^9, so each product is a
-// multiple of 2^-18 below 2^18, and every partial sum of up to 2^16
-// products is a multiple of 2^-18 below 2^34, which float64 holds exactly.
-// Matmul's tiled order therefore gives the bits of any other order (the
-// naive twin sums in d order and the tests compare bit for bit).
-func dsaScoreKeys(s *dsaScratch, n, tokens, hi, di int, load func(pos int, dst []float32), emit func(tok, pos int, dot []float64, stride int)) {
-	rows := tokens * hi
+// dsaScoreKeys computes the dots of the rows query rows in s.qf ([rows,
+// di]) against keys 0..n-1 in chunks of dsaChunk and calls emit(c0, cn, dots) per chunk of keys c0..c0+cn-1 with
+// dots [rows, cn]; load(c0, cn, dst) widens keys c0..c0+cn-1 into dst
+// [cn, di]. The dots are exact: e4m3 values are multiples of 2^-9
+// below 2^9, so each product is a multiple of 2^-18 below 2^18, and every
+// partial sum of up to 2^16 products is a multiple of 2^-18 below 2^34,
+// which float64 holds exactly. Matmul's tiled order therefore gives the
+// bits of any other order (the naive twin sums in d order and the tests
+// compare bit for bit).
+func dsaScoreKeys(s *dsaScratch, n, rows, di int, load func(c0, cn int, dst []float32), emit func(c0, cn int, dots []float64)) {
 	for c0 := 0; c0 < n; c0 += dsaChunk {
 		cn := min(dsaChunk, n-c0)
 		kf := s.kf[:cn*di]
-		for i := range cn {
-			load(c0+i, kf[i*di:(i+1)*di])
-		}
+		load(c0, cn, kf)
 		dots := s.dots[:rows*cn]
 		Matmul(dots, s.qf[:rows*di], kf, rows, di, cn, true)
-		for i := range cn {
-			for tok := range tokens {
-				emit(tok, c0+i, dots[i:], cn)
+		emit(c0, cn, dots)
+	}
+}
+
+// dsaHeadSums sets sums[i] = sum_{h ascending} float64(w[h]*max(0, dot[h,i]))
+// and abs[i] the same with |w[h]|, for dots [len(w), cn]; reluAfter moves
+// the ReLU after the weight (a negative control). Heads run in the outer
+// loop for locality; each sum still adds its heads in ascending order.
+func dsaHeadSums(sums, abs []float64, w []float32, dots []float64, cn int, reluAfter bool) {
+	clear(sums)
+	clear(abs)
+	for h, wv := range w {
+		wf, wa := float64(wv), math.Abs(float64(wv))
+		row := dots[h*cn : (h+1)*cn]
+		for i, dv := range row {
+			r := max(0, dv)
+			if reluAfter {
+				sums[i] += max(0, float64(wf*dv))
+			} else {
+				sums[i] += float64(wf * r)
 			}
+			abs[i] += float64(wa * r)
 		}
 	}
 }
@@ -600,18 +616,16 @@ func DSAIndexerRagged(logits []float64, topk []int32, info []DSARowInfo, q []uin
 		s.grow(1, hi, di, n)
 		dsaWidenCodes(s.qf[:hi*di], q[r*hi*di:(r+1)*hi*di])
 		wts := weights[r*hi : (r+1)*hi]
-		dsaScoreKeys(s, n, 1, hi, di, func(pos int, dst []float32) {
-			dsaWidenCodes(dst, kv[(lo+pos)*di:(lo+pos+1)*di])
-		}, func(_, pos int, dot []float64, stride int) {
-			var sum, abs float64
-			for h, wv := range wts {
-				x := max(0, dot[h*stride])
-				sum += float64(float64(wv) * x)
-				abs += float64(math.Abs(float64(wv)) * x)
+		dsaScoreKeys(s, n, hi, di, func(c0, cn int, dst []float32) {
+			dsaWidenCodes(dst, kv[(lo+c0)*di:(lo+c0+cn)*di])
+		}, func(c0, cn int, dots []float64) {
+			sums, abs := s.scores[c0:c0+cn], s.abs[c0:c0+cn]
+			dsaHeadSums(sums, abs, wts, dots, cn, false)
+			for i := range sums {
+				sc := float64(kvScale[lo+c0+i])
+				sums[i] = float64(sc * sums[i])
+				abs[i] = float64(sc * abs[i])
 			}
-			sc := float64(kvScale[lo+pos])
-			s.scores[pos] = float64(sc * sum)
-			s.abs[pos] = float64(sc * abs)
 		})
 		sc := s.scores[:n]
 		for pos, x := range sc {

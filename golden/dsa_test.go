@@ -744,12 +744,13 @@ func BenchmarkDSAIndexerDecode(b *testing.B) {
 			logits, tl, tp, info := make([]float64, dc.d.MAXB*64), make([]int32, 2048), make([]int32, 2048), make([]golden.DSARowInfo, 1)
 			b.SetBytes(int64(l * (128 + 4))) // index-cache bytes scored
 			b.ReportAllocs()
+			cpu0 := dsaCPUSeconds()
 			for b.Loop() {
 				if err := golden.DSAIndexer(logits, tl, tp, info, dc.q, dc.w, dc.cache, dc.bt, dc.lens, dc.d); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(l)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+			reportDSARates(b, float64(l), cpu0)
 		})
 	}
 }
@@ -773,12 +774,13 @@ func BenchmarkDSASparseAttention(b *testing.B) {
 	out, lse := make([]float64, t*h*512), make([]float64, t*h)
 	b.SetBytes(int64(t * k * (512 + 64) * 2)) // bf16 ckv+kpe rows read
 	b.ReportAllocs()
+	cpu0 := dsaCPUSeconds()
 	for b.Loop() {
 		if err := golden.DSASparseAttention(out, lse, c.qn, c.qp, c.ckv, c.kpe, c.idx, c.d, golden.DSADefaultSMScale); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(t*k)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+	reportDSARates(b, float64(t*k), cpu0)
 }
 
 // dsaMaxDiff is the largest |a-b| over elements whose bits differ (+Inf
@@ -796,4 +798,57 @@ func dsaMaxDiff(a, b []float64) float64 {
 		m = max(m, d)
 	}
 	return m
+}
+
+// reportDSARates reports tokens per wall second and, where the CPU time is
+// known, per CPU second and CPU ms per op (the per-core figures: run with
+// -cpu 1 on a shared machine).
+func reportDSARates(b *testing.B, tokensPerOp, cpu0 float64) {
+	n := float64(b.N)
+	b.ReportMetric(tokensPerOp*n/b.Elapsed().Seconds(), "tokens/s")
+	if cpu := dsaCPUSeconds() - cpu0; cpu > 0 {
+		b.ReportMetric(tokensPerOp*n/cpu, "tokens/cpu-s")
+		b.ReportMetric(cpu*1e3/n, "cpu-ms/op")
+	}
+}
+
+// The dots are exact, so the tiled Matmul path equals the naive d-order
+// sum bit for bit even at DeepSeek-V3.2's 64 x 128 with codes drawn from
+// every finite e4m3 value (subnormals and +-448 included).
+func TestDSAIndexerExactDots(t *testing.T) {
+	dc := newDSACase(t, 31, 2, 64, 128, 64, []int{200, 129}, false, false, golden.DSAScaleUE8M0)
+	r := rand.New(rand.NewPCG(31, 1))
+	finite := func() uint8 {
+		for {
+			if c := uint8(r.Uint32()); c&0x7f != 0x7f {
+				return c
+			}
+		}
+	}
+	for b, l := range dc.lens {
+		for pos := range int(l) {
+			slot := int(dc.bt[b*dc.d.MAXB+pos/64])*64 + pos%64
+			codes, _ := golden.DSACacheSlot(dc.cache, slot, dc.d.DI)
+			for i := range codes {
+				codes[i] = finite()
+				if pos == 0 {
+					codes[i] = 0x7e // 448 everywhere: the largest dot
+				}
+			}
+		}
+	}
+	for i := range dc.q {
+		dc.q[i] = finite()
+		if i < 128 {
+			dc.q[i] = 0x7e
+		}
+	}
+	logits, tl, _, info := dc.run(t, golden.DSAIndexer)
+	nl, ntl, _, ninfo := naiveIndexer(dc.q, dc.w, dc.cache, dc.bt, dc.lens, dc.d)
+	if i := sameF64(logits, nl); i >= 0 {
+		t.Fatalf("logits[%d] = %v, naive %v", i, logits[i], nl[i])
+	}
+	if !slices.Equal(tl, ntl) || !slices.Equal(info, ninfo) {
+		t.Fatal("selection differs from the naive twin")
+	}
 }
