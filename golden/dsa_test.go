@@ -142,9 +142,6 @@ func TestDSAIndexScaleHand(t *testing.T) {
 		if got := golden.DSAIndexScale(c.amax, c.f); got != c.want {
 			t.Errorf("DSAIndexScale(%g, %d) = %g, want %g", c.amax, c.f, got, c.want)
 		}
-		if got := naiveScale(c.amax, c.f == golden.DSAScaleUE8M0); got != c.want {
-			t.Errorf("naiveScale(%g) = %g, want %g", c.amax, got, c.want)
-		}
 	}
 }
 
@@ -176,63 +173,6 @@ func firstDiffBytes(a, b []byte) int {
 	return min(len(a), len(b))
 }
 
-func TestDSAIndexCacheNaive(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	const di, nb = 128, 5
-	tn := 200
-	k := make([]float32, tn*di)
-	for i := range tn {
-		sd := math.Exp2(float64(r.IntN(40) - 20))
-		switch i % 7 {
-		case 0:
-			sd = 1e-7 // below the 1e-4 floor
-		case 1:
-			sd = 0 // a zero row
-		}
-		for d := range di {
-			k[i*di+d] = bf16v(r.NormFloat64() * sd)
-		}
-	}
-	slots := make([]int32, tn)
-	perm := r.Perm(nb * 64)
-	for i := range slots {
-		slots[i] = int32(perm[i])
-		if i%11 == 3 {
-			slots[i] = -1 - int32(i)
-		}
-	}
-	canary := make([]byte, nb*golden.DSABlockBytes(di))
-	for i := range canary {
-		canary[i] = byte(r.Uint32())
-	}
-	for _, f := range []golden.DSAScaleFmt{golden.DSAScaleUE8M0, golden.DSAScaleFP32} {
-		dst := make([]byte, len(canary))
-		if err := golden.DSAIndexCache(dst, k, slots, canary, golden.DSACacheDims{T: tn, DI: di, NB: nb}, f); err != nil {
-			t.Fatal(err)
-		}
-		want := naiveIndexCache(canary, k, slots, di, f == golden.DSAScaleUE8M0)
-		if !bytes.Equal(dst, want) {
-			t.Fatalf("fmt %d: cache differs from the naive twin at byte %d", f, firstDiffBytes(dst, want))
-		}
-		// In place gives the same bytes.
-		inPlace := append([]byte(nil), canary...)
-		if err := golden.DSAIndexCache(inPlace, k, slots, inPlace, golden.DSACacheDims{T: tn, DI: di, NB: nb}, f); err != nil || !bytes.Equal(inPlace, want) {
-			t.Fatalf("fmt %d: in-place write differs (%v)", f, err)
-		}
-	}
-	// Saturation: a row whose fp32 scale makes k/sc round above 448.
-	row := make([]float32, di)
-	row[0] = bf16v(3.0078125)
-	row[1] = -row[0]
-	dst := make([]byte, golden.DSABlockBytes(di))
-	if err := golden.DSAIndexCache(dst, row, []int32{0}, dst, golden.DSACacheDims{T: 1, DI: di, NB: 1}, golden.DSAScaleFP32); err != nil {
-		t.Fatal(err)
-	}
-	if dst[0] != 0x7e || dst[1] != 0xfe {
-		t.Errorf("amax codes %#x %#x, want 0x7e 0xfe (+-448)", dst[0], dst[1])
-	}
-}
-
 func TestDSAIndexCacheErrors(t *testing.T) {
 	d := golden.DSACacheDims{T: 2, DI: 4, NB: 1}
 	k := []float32{1, 2, 3, 4, 5, 6, 7, 8}
@@ -254,39 +194,6 @@ func TestDSAIndexCacheErrors(t *testing.T) {
 		if !bytes.Equal(dst, bytes.Repeat([]byte{7}, len(cache))) {
 			t.Errorf("slots %v: dst written on error", c.slots)
 		}
-	}
-}
-
-func TestDSAIndexerNaive(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		nn, k  int
-		lens   []int
-		shared bool
-		f      golden.DSAScaleFmt
-	}{
-		{"nn1", 1, 16, []int{1, 63, 64, 65, 130}, false, golden.DSAScaleUE8M0},
-		{"nn2", 2, 16, []int{2, 63, 64, 65, 200}, true, golden.DSAScaleUE8M0},
-		{"nn2-fp32", 2, 64, []int{64, 65, 129, 3}, true, golden.DSAScaleFP32},
-		{"k-above-L", 1, 300, []int{100, 299, 300, 301}, false, golden.DSAScaleUE8M0},
-		{"long", 1, 64, []int{2100, 5000}, false, golden.DSAScaleUE8M0},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			dc := newDSACase(t, 21, c.nn, 8, 32, c.k, c.lens, c.shared, false, c.f)
-			logits, tl, tp, info := dc.run(t, golden.DSAIndexer)
-			nl, ntl, ntp, ninfo := naiveIndexer(dc.q, dc.w, dc.cache, dc.bt, dc.lens, dc.d)
-			if i := sameF64(logits, nl); i >= 0 {
-				t.Fatalf("logits[%d] = %v, naive %v", i, logits[i], nl[i])
-			}
-			if !slices.Equal(tl, ntl) || !slices.Equal(tp, ntp) {
-				t.Fatalf("top-k differs from the naive twin")
-			}
-			for r := range info {
-				if info[r] != ninfo[r] {
-					t.Fatalf("row %d info %+v, naive %+v", r, info[r], ninfo[r])
-				}
-			}
-		})
 	}
 }
 
@@ -451,52 +358,6 @@ func TestDSAMargin(t *testing.T) {
 	}
 }
 
-func TestDSAIndexerRagged(t *testing.T) {
-	ks := make([]int32, 2+3+1)
-	ke := make([]int32, len(ks))
-	s, err := golden.DSACausalPrefillSpans(ks, ke, []int32{3, 0, 70}, []int32{2, 3, 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s != 79 || !slices.Equal(ks, []int32{0, 0, 5, 5, 5, 8}) || !slices.Equal(ke, []int32{4, 5, 6, 7, 8, 79}) {
-		t.Fatalf("spans S=%d ks=%v ke=%v", s, ks, ke)
-	}
-	r := rand.New(rand.NewPCG(9, 9))
-	d := golden.DSARaggedDims{T: len(ks), HI: 8, DI: 32, S: s, K: 4}
-	q := make([]uint8, d.T*d.HI*d.DI)
-	for i := range q {
-		q[i] = dtype.E4M3FromF64(r.NormFloat64() * 3)
-	}
-	w := make([]float32, d.T*d.HI)
-	for i := range w {
-		w[i] = float32(r.NormFloat64())
-	}
-	kv := make([]uint8, d.S*d.DI)
-	for i := range kv {
-		kv[i] = dtype.E4M3FromF64(r.NormFloat64() * 50)
-	}
-	sc := make([]float32, d.S)
-	for i := range sc {
-		sc[i] = float32(math.Exp2(float64(r.IntN(10) - 12)))
-	}
-	logits := make([]float64, d.T*d.S)
-	topk := make([]int32, d.T*d.K)
-	info := make([]golden.DSARowInfo, d.T)
-	if err := golden.DSAIndexerRagged(logits, topk, info, q, w, kv, sc, ks, ke, d); err != nil {
-		t.Fatal(err)
-	}
-	nl, nt, ni := naiveRagged(q, w, kv, sc, ks, ke, d)
-	if i := sameF64(logits, nl); i >= 0 {
-		t.Fatalf("logits[%d] = %v, naive %v", i, logits[i], nl[i])
-	}
-	if !slices.Equal(topk, nt) || !slices.Equal(info, ni) {
-		t.Fatalf("topk %v\nnaive %v\ninfo %+v\nnaive %+v", topk, nt, info, ni)
-	}
-	if err := golden.DSAIndexerRagged(logits, topk, info, q, w, kv, sc, []int32{5, 0, 5, 5, 5, 8}, ke, d); !errors.Is(err, golden.ErrOutOfRange) {
-		t.Errorf("ks > ke: %v", err)
-	}
-}
-
 func TestDSABlockHeaderHand(t *testing.T) {
 	// Sequence 0: 130 tokens on blocks 4, 1, 3; sequence 1 shares block 4
 	// (its first 64 tokens) and has 70 tokens: blocks 4, 0. Block 2 unused.
@@ -576,16 +437,11 @@ func (c *dsaAttnCase) run(t testing.TB, f func(out, lse []float64, qn, qp, ckv, 
 	return
 }
 
-func TestDSASparseAttentionNaive(t *testing.T) {
+// Empty rows, one-index rows, any row order; the comparison with the
+// reference is goldentest.TestDSASparseAttention (dsa_conformance_test.go).
+func TestDSASparseAttentionRows(t *testing.T) {
 	c := newDSAAttnCase(11, 10, 4, 64, 16, 6, 40)
 	out, lse := c.run(t, golden.DSASparseAttention, golden.DSADefaultSMScale)
-	no, nl := naiveSparseAttention(c.qn, c.qp, c.ckv, c.kpe, c.idx, c.d, golden.DSADefaultSMScale)
-	if i := sameF64(out, no); i >= 0 {
-		t.Fatalf("out[%d] = %v, naive %v", i, out[i], no[i])
-	}
-	if i := sameF64(lse, nl); i >= 0 {
-		t.Fatalf("lse[%d] = %v, naive %v", i, lse[i], nl[i])
-	}
 	d := c.d
 	for row := range d.T {
 		switch row % 5 {
@@ -812,43 +668,17 @@ func reportDSARates(b *testing.B, tokensPerOp, cpu0 float64) {
 	}
 }
 
-// The dots are exact, so the tiled Matmul path equals the naive d-order
-// sum bit for bit even at DeepSeek-V3.2's 64 x 128 with codes drawn from
-// every finite e4m3 value (subnormals and +-448 included).
-func TestDSAIndexerExactDots(t *testing.T) {
-	dc := newDSACase(t, 31, 2, 64, 128, 64, []int{200, 129}, false, false, golden.DSAScaleUE8M0)
-	r := rand.New(rand.NewPCG(31, 1))
-	finite := func() uint8 {
-		for {
-			if c := uint8(r.Uint32()); c&0x7f != 0x7f {
-				return c
-			}
-		}
+func TestDSACausalPrefillSpansHand(t *testing.T) {
+	ks := make([]int32, 6)
+	ke := make([]int32, 6)
+	s, err := golden.DSACausalPrefillSpans(ks, ke, []int32{3, 0, 70}, []int32{2, 3, 1})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for b, l := range dc.lens {
-		for pos := range int(l) {
-			slot := int(dc.bt[b*dc.d.MAXB+pos/64])*64 + pos%64
-			codes, _ := golden.DSACacheSlot(dc.cache, slot, dc.d.DI)
-			for i := range codes {
-				codes[i] = finite()
-				if pos == 0 {
-					codes[i] = 0x7e // 448 everywhere: the largest dot
-				}
-			}
-		}
+	if s != 79 || !slices.Equal(ks, []int32{0, 0, 5, 5, 5, 8}) || !slices.Equal(ke, []int32{4, 5, 6, 7, 8, 79}) {
+		t.Fatalf("spans S=%d ks=%v ke=%v", s, ks, ke)
 	}
-	for i := range dc.q {
-		dc.q[i] = finite()
-		if i < 128 {
-			dc.q[i] = 0x7e
-		}
-	}
-	logits, tl, _, info := dc.run(t, golden.DSAIndexer)
-	nl, ntl, _, ninfo := naiveIndexer(dc.q, dc.w, dc.cache, dc.bt, dc.lens, dc.d)
-	if i := sameF64(logits, nl); i >= 0 {
-		t.Fatalf("logits[%d] = %v, naive %v", i, logits[i], nl[i])
-	}
-	if !slices.Equal(tl, ntl) || !slices.Equal(info, ninfo) {
-		t.Fatal("selection differs from the naive twin")
+	if _, err := golden.DSACausalPrefillSpans(ks, ke, []int32{-1, 0, 0}, []int32{2, 3, 1}); !errors.Is(err, golden.ErrInvalidParams) {
+		t.Errorf("negative ctx: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package golden_test
+package goldentest
 
 import (
 	"encoding/binary"
@@ -9,9 +9,10 @@ import (
 	"github.com/goldset/goldset/internal/detmath"
 )
 
-// Naive twins of the DSA goldens, written from ops.md §8 without looking at
-// the kernels' code paths: plain loops, a nearest-value e4m3 encoder, a
-// log2-based scale, sort-based top-k.
+// Reference implementations of the DSA goldens for the conformance suite,
+// written from ops.md §8 independently of package golden's code paths:
+// plain loops, a nearest-value e4m3 encoder, a log2-based scale, a
+// sort-based top-k.
 
 // naiveE4M3 is the value of an e4m3 code from its bit fields.
 func naiveE4M3(c uint8) float64 {
@@ -96,13 +97,22 @@ func naiveKey(cache []byte, s, di int) ([]float64, float64) {
 	return v, float64(math.Float32frombits(binary.LittleEndian.Uint32(cache[b*blk+64*di+4*o:])))
 }
 
-// naiveScore is I of one key for one query row (q codes [hi*di]).
-func naiveScore(q []uint8, w []float32, key []float64, sc float64, hi, di int) (score, abs float64) {
+// naiveValues decodes e4m3 codes.
+func naiveValues(codes []uint8) []float64 {
+	v := make([]float64, len(codes))
+	for i, c := range codes {
+		v[i] = naiveE4M3(c)
+	}
+	return v
+}
+
+// naiveScore is I of one key for one query row (q values [hi*di]).
+func naiveScore(q []float64, w []float32, key []float64, sc float64, hi, di int) (score, abs float64) {
 	var sum, sa float64
 	for h := 0; h < hi; h++ {
 		var dot float64
 		for d := 0; d < di; d++ {
-			dot += float64(naiveE4M3(q[h*di+d]) * key[d])
+			dot += float64(q[h*di+d] * key[d])
 		}
 		r := math.Max(0, dot)
 		sum += float64(float64(w[h]) * r)
@@ -139,6 +149,7 @@ func naiveTopK(scores []float64, k int) (sel []int32, info golden.DSARowInfo) {
 // naiveIndexer is the paged decode indexer of ops.md §8b.
 func naiveIndexer(q []uint8, w []float32, cache []byte, bt, lens []int32, d golden.DSAIndexerDims) (logits []float64, tl, tp []int32, info []golden.DSARowInfo) {
 	width := d.MAXB * 64
+	qv := naiveValues(q)
 	for b := 0; b < d.B; b++ {
 		l := int(lens[b])
 		for j := 0; j < d.NN; j++ {
@@ -154,7 +165,7 @@ func naiveIndexer(q []uint8, w []float32, cache []byte, bt, lens []int32, d gold
 				}
 				slot := int(bt[b*d.MAXB+s/64])*64 + s%64
 				key, sc := naiveKey(cache, slot, d.DI)
-				x, ab := naiveScore(q[r*d.HI*d.DI:(r+1)*d.HI*d.DI], w[r*d.HI:(r+1)*d.HI], key, sc, d.HI, d.DI)
+				x, ab := naiveScore(qv[r*d.HI*d.DI:(r+1)*d.HI*d.DI], w[r*d.HI:(r+1)*d.HI], key, sc, d.HI, d.DI)
 				row[s] = x
 				scores = append(scores, x)
 				a = math.Max(a, ab)
@@ -178,6 +189,7 @@ func naiveIndexer(q []uint8, w []float32, cache []byte, bt, lens []int32, d gold
 
 // naiveRagged is the ragged (prefill) indexer.
 func naiveRagged(q []uint8, w []float32, kv []uint8, kvScale []float32, ks, ke []int32, d golden.DSARaggedDims) (logits []float64, topk []int32, info []golden.DSARowInfo) {
+	qv := naiveValues(q)
 	for t := 0; t < d.T; t++ {
 		row := make([]float64, d.S)
 		var scores []float64
@@ -191,7 +203,7 @@ func naiveRagged(q []uint8, w []float32, kv []uint8, kvScale []float32, ks, ke [
 			for i := range key {
 				key[i] = naiveE4M3(kv[s*d.DI+i])
 			}
-			x, ab := naiveScore(q[t*d.HI*d.DI:(t+1)*d.HI*d.DI], w[t*d.HI:(t+1)*d.HI], key, float64(kvScale[s]), d.HI, d.DI)
+			x, ab := naiveScore(qv[t*d.HI*d.DI:(t+1)*d.HI*d.DI], w[t*d.HI:(t+1)*d.HI], key, float64(kvScale[s]), d.HI, d.DI)
 			row[s] = x
 			scores = append(scores, x)
 			a = math.Max(a, ab)
