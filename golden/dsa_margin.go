@@ -32,8 +32,8 @@ type DSADemotion struct {
 // modified, so on error k and cache are untouched.
 //
 // It returns ErrInvalidParams when NN != 1, a weight is negative or NaN,
-// tau is negative or not finite, a token to demote has I = 0 (halving
-// cannot lower it), lies in a slot that another row also sees (a shared
+// tau is negative or not finite, a row with a token to demote has kth -
+// tau*A <= 0 (no halving takes a score below it), lies in a slot that another row also sees (a shared
 // page: demoting it would change that row), has no source row, or would
 // take its key's amax below the 1e-4 floor or a value below the smallest
 // normal (either would change the codes).
@@ -96,8 +96,9 @@ func DSAIndexerMargin(k []float32, slotMapping []int32, cache []byte, cdims DSAC
 				continue
 			}
 			slot := slotOf(b, pos)
-			if x <= 0 {
-				return nil, fmt.Errorf("golden: dsa margin: sequence %d position %d has score %g > kth - tau*A = %g; halving cannot lower it: %w", b, pos, x, thr, ErrInvalidParams)
+			if !(thr > 0) {
+				// Scores are >= 0 here, and halving one never takes it below 0.
+				return nil, fmt.Errorf("golden: dsa margin: sequence %d position %d has score %g > kth - tau*A = %g <= 0; halving cannot lower it below: %w", b, pos, x, thr, ErrInvalidParams)
 			}
 			if refs[slot] > 1 {
 				return nil, fmt.Errorf("golden: dsa margin: sequence %d position %d lives in slot %d, which another row also sees: %w", b, pos, slot, ErrInvalidParams)

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goldset/goldset/golden"
@@ -680,5 +682,54 @@ func TestDSACausalPrefillSpansHand(t *testing.T) {
 	}
 	if _, err := golden.DSACausalPrefillSpans(ks, ke, []int32{-1, 0, 0}, []int32{2, 3, 1}); !errors.Is(err, golden.ErrInvalidParams) {
 		t.Errorf("negative ctx: %v", err)
+	}
+}
+
+// The goldens do not depend on the worker count.
+func TestDSAWorkers(t *testing.T) {
+	dc := newDSACase(t, 41, 2, 16, 64, 32, []int{3000, 64, 700, 2}, true, false, golden.DSAScaleUE8M0)
+	c := newDSAAttnCase(42, 12, 8, 128, 32, 8, 96)
+	run := func() (uint64, uint64) {
+		l, tl, tp, info := dc.run(t, golden.DSAIndexer)
+		out, lse := c.run(t, golden.DSASparseAttention, golden.DSADefaultSMScale)
+		return checksum(l, out, lse) ^ checksum(tl, tp), checksum(info)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	a1, b1 := run()
+	runtime.GOMAXPROCS(7)
+	a7, b7 := run()
+	if a1 != a7 || b1 != b7 {
+		t.Error("results differ between GOMAXPROCS 1 and 7")
+	}
+}
+
+func TestDSAMarginRefusals(t *testing.T) {
+	// A shared page: sequence 1's first block is sequence 0's; with tau =
+	// 0.5 most non-selected tokens need demoting, those of the shared block
+	// included.
+	sh := newDSACase(t, 43, 1, 8, 32, 8, []int{300, 200}, true, true, golden.DSAScaleUE8M0)
+	k0, c0 := slices.Clone(sh.k), slices.Clone(sh.cache)
+	_, err := golden.DSAIndexerMargin(sh.k, sh.slots, sh.cache, sh.cacheDims(), sh.f, sh.q, sh.w, sh.bt, sh.lens, sh.d, 0.5)
+	if !errors.Is(err, golden.ErrInvalidParams) || !strings.Contains(err.Error(), "another row") {
+		t.Errorf("shared page: %v", err)
+	}
+	if !slices.Equal(k0, sh.k) || !bytes.Equal(c0, sh.cache) {
+		t.Error("shared page: inputs modified on error")
+	}
+	// tau = 1 puts kth - tau*A <= 0, below every score: impossible.
+	z := newDSACase(t, 44, 1, 8, 32, 8, []int{100}, false, true, golden.DSAScaleUE8M0)
+	if _, err := golden.DSAIndexerMargin(z.k, z.slots, z.cache, z.cacheDims(), z.f, z.q, z.w, z.bt, z.lens, z.d, 1); !errors.Is(err, golden.ErrInvalidParams) || !strings.Contains(err.Error(), "cannot lower") {
+		t.Errorf("zero score: %v", err)
+	}
+	// Keys near the 1e-4 floor cannot be halved without changing codes.
+	f := newDSACase(t, 45, 1, 8, 32, 8, []int{100}, false, true, golden.DSAScaleUE8M0)
+	for i := range f.k {
+		f.k[i] = bf16v(float64(f.k[i]) * 1e-4 / 64)
+	}
+	if err := golden.DSAIndexCache(f.cache, f.k, f.slots, f.cache, f.cacheDims(), f.f); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := golden.DSAIndexerMargin(f.k, f.slots, f.cache, f.cacheDims(), f.f, f.q, f.w, f.bt, f.lens, f.d, 1.0/64); !errors.Is(err, golden.ErrInvalidParams) {
+		t.Errorf("floor: %v", err)
 	}
 }
