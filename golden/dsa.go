@@ -93,19 +93,13 @@ func DSAIndexCache(dst []byte, k []float32, slotMapping []int32, cache []byte, d
 	if len(slotMapping) > dims.T {
 		panic(badLenSlots)
 	}
-	slots := dims.NB * DSABlockSize
-	seen := make([]uint64, (slots+63)/64)
+	if err := checkSlotMapping(slotMapping, dims.NB*DSABlockSize); err != nil {
+		return err
+	}
 	for t, s := range slotMapping {
 		if s < 0 {
 			continue
 		}
-		if int(s) >= slots {
-			return fmt.Errorf("golden: slot_mapping[%d] = %d not below NB*64 = %d: %w", t, s, slots, ErrOutOfRange)
-		}
-		if seen[s/64]&(1<<(s%64)) != 0 {
-			return fmt.Errorf("golden: slot_mapping[%d] = %d is a duplicate: %w", t, s, ErrInvalidParams)
-		}
-		seen[s/64] |= 1 << (s % 64)
 		for d, x := range k[t*dims.DI : (t+1)*dims.DI] {
 			if x != x {
 				return fmt.Errorf("golden: k[%d, %d] is NaN: %w", t, d, ErrInvalidParams)
@@ -350,11 +344,9 @@ func dsaIndexer(logits []float64, topkLogical, topkPhysical []int32, info []DSAR
 				vis = l
 			}
 			sc := s.scores[j*l : j*l+vis]
-			for pos, x := range sc {
-				if x != x {
-					errs[b] = fmt.Errorf("golden: dsa indexer: score of sequence %d row %d position %d is NaN (a NaN key or scale was read): %w", b, j, pos, ErrInvalidParams)
-					return
-				}
+			if pos := dsaNaNAt(sc); pos >= 0 {
+				errs[b] = fmt.Errorf("golden: dsa indexer: score of sequence %d row %d position %d is NaN (a NaN key or scale was read): %w", b, j, pos, ErrInvalidParams)
+				return
 			}
 			if logits != nil {
 				row := logits[r*width : (r+1)*width]
@@ -370,17 +362,27 @@ func dsaIndexer(logits []float64, topkLogical, topkPhysical []int32, info []DSAR
 			if topkPhysical != nil {
 				tp = topkPhysical[r*dims.K : (r+1)*dims.K]
 			}
-			ri := dsaSelect(tl, tp, sc, dims.K, &s.order, slotOf)
-			var a float64
-			for _, x := range s.abs[j*l : j*l+vis] {
-				a = max(a, x)
-			}
-			ri.A = a
+			ri := dsaSelect(tl, tp, sc, s.abs[j*l:j*l+vis], dims.K, &s.order, slotOf)
 			if info != nil {
 				info[r] = ri
 			}
 		}
 	})
+	return dsaFirstError(errs)
+}
+
+// dsaNaNAt returns the index of the first NaN in x, or -1.
+func dsaNaNAt(x []float64) int {
+	for i, v := range x {
+		if v != v {
+			return i
+		}
+	}
+	return -1
+}
+
+// dsaFirstError returns the first non-nil error of errs (one per work unit).
+func dsaFirstError(errs []error) error {
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -470,8 +472,8 @@ func dsaCompare(a, b dsaEntry) int {
 
 // dsaSelect writes the top-k row of scores (index = position) into tl
 // (positions) and tp (slotOf(position)), either of which may be nil, pads
-// them with -1 and returns Visible, Kth and Gap.
-func dsaSelect(tl, tp []int32, scores []float64, k int, order *[]dsaEntry, slotOf func(int) int) DSARowInfo {
+// them with -1 and returns Visible, Kth, Gap and A = max(abs).
+func dsaSelect(tl, tp []int32, scores, abs []float64, k int, order *[]dsaEntry, slotOf func(int) int) DSARowInfo {
 	v := len(scores)
 	ents := (*order)[:0]
 	for pos, x := range scores {
@@ -480,6 +482,9 @@ func dsaSelect(tl, tp []int32, scores []float64, k int, order *[]dsaEntry, slotO
 	*order = ents
 	n := min(k, v)
 	ri := DSARowInfo{Visible: v, Gap: math.Inf(1)}
+	for _, x := range abs {
+		ri.A = max(ri.A, x)
+	}
 	if v > k {
 		dsaNthElement(ents, k) // ents[:k] are the k best, ents[k] the next
 		next := ents[k]
@@ -628,11 +633,9 @@ func DSAIndexerRagged(logits []float64, topk []int32, info []DSARowInfo, q []uin
 			}
 		})
 		sc := s.scores[:n]
-		for pos, x := range sc {
-			if x != x {
-				errs[r] = fmt.Errorf("golden: dsa ragged indexer: score of row %d kv row %d is NaN: %w", r, lo+pos, ErrInvalidParams)
-				return
-			}
+		if pos := dsaNaNAt(sc); pos >= 0 {
+			errs[r] = fmt.Errorf("golden: dsa ragged indexer: score of row %d kv row %d is NaN: %w", r, lo+pos, ErrInvalidParams)
+			return
 		}
 		if logits != nil {
 			row := logits[r*dims.S : (r+1)*dims.S]
@@ -645,27 +648,17 @@ func DSAIndexerRagged(logits []float64, topk []int32, info []DSARowInfo, q []uin
 		if topk != nil {
 			tk = topk[r*dims.K : (r+1)*dims.K]
 		}
-		ri := dsaSelect(tk, nil, sc, dims.K, &s.order, nil)
-		if tk != nil {
-			for i, x := range tk {
-				if x >= 0 {
-					tk[i] = x + int32(lo)
-				}
+		ri := dsaSelect(tk, nil, sc, s.abs[:n], dims.K, &s.order, nil)
+		for i, x := range tk {
+			if x >= 0 {
+				tk[i] = x + int32(lo)
 			}
-		}
-		for _, x := range s.abs[:n] {
-			ri.A = max(ri.A, x)
 		}
 		if info != nil {
 			info[r] = ri
 		}
 	})
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return dsaFirstError(errs)
 }
 
 // DSACausalPrefillSpans builds the causal chunked-prefill metadata of the

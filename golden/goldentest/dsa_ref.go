@@ -146,33 +146,45 @@ func naiveTopK(scores []float64, k int) (sel []int32, info golden.DSARowInfo) {
 	return sel, info
 }
 
+// naiveRow scores the width tokens of one query row (qv [hi*di] values);
+// key(s) gives token s's values and scale, or ok false outside the window.
+// It returns the logits row (-Inf outside), the top-k of the visible
+// tokens as indices into them, and the row info.
+func naiveRow(qv []float64, w []float32, hi, di, width, k int, key func(s int) ([]float64, float64, bool)) (row []float64, sel []int32, ri golden.DSARowInfo) {
+	row = make([]float64, width)
+	var scores []float64
+	var a float64
+	for s := range row {
+		row[s] = math.Inf(-1)
+		kv, sc, ok := key(s)
+		if !ok {
+			continue
+		}
+		x, ab := naiveScore(qv, w, kv, sc, hi, di)
+		row[s] = x
+		scores = append(scores, x)
+		a = math.Max(a, ab)
+	}
+	sel, ri = naiveTopK(scores, k)
+	ri.A = a
+	return row, sel, ri
+}
+
 // naiveIndexer is the paged decode indexer of ops.md §8b.
 func naiveIndexer(q []uint8, w []float32, cache []byte, bt, lens []int32, d golden.DSAIndexerDims) (logits []float64, tl, tp []int32, info []golden.DSARowInfo) {
-	width := d.MAXB * 64
 	qv := naiveValues(q)
 	for b := 0; b < d.B; b++ {
-		l := int(lens[b])
 		for j := 0; j < d.NN; j++ {
 			r := b*d.NN + j
-			vis := l - d.NN + j + 1
-			row := make([]float64, width)
-			var scores []float64
-			var a float64
-			for s := 0; s < width; s++ {
-				row[s] = math.Inf(-1)
+			vis := int(lens[b]) - d.NN + j + 1
+			row, sel, ri := naiveRow(qv[r*d.HI*d.DI:(r+1)*d.HI*d.DI], w[r*d.HI:(r+1)*d.HI], d.HI, d.DI, d.MAXB*64, d.K, func(s int) ([]float64, float64, bool) {
 				if s >= vis {
-					continue
+					return nil, 0, false
 				}
-				slot := int(bt[b*d.MAXB+s/64])*64 + s%64
-				key, sc := naiveKey(cache, slot, d.DI)
-				x, ab := naiveScore(qv[r*d.HI*d.DI:(r+1)*d.HI*d.DI], w[r*d.HI:(r+1)*d.HI], key, sc, d.HI, d.DI)
-				row[s] = x
-				scores = append(scores, x)
-				a = math.Max(a, ab)
-			}
+				kv, sc := naiveKey(cache, int(bt[b*d.MAXB+s/64])*64+s%64, d.DI)
+				return kv, sc, true
+			})
 			logits = append(logits, row...)
-			sel, ri := naiveTopK(scores, d.K)
-			ri.A = a
 			info = append(info, ri)
 			tl = append(tl, sel...)
 			for _, p := range sel {
@@ -191,31 +203,18 @@ func naiveIndexer(q []uint8, w []float32, cache []byte, bt, lens []int32, d gold
 func naiveRagged(q []uint8, w []float32, kv []uint8, kvScale []float32, ks, ke []int32, d golden.DSARaggedDims) (logits []float64, topk []int32, info []golden.DSARowInfo) {
 	qv := naiveValues(q)
 	for t := 0; t < d.T; t++ {
-		row := make([]float64, d.S)
-		var scores []float64
-		var a float64
-		for s := 0; s < d.S; s++ {
-			row[s] = math.Inf(-1)
+		row, sel, ri := naiveRow(qv[t*d.HI*d.DI:(t+1)*d.HI*d.DI], w[t*d.HI:(t+1)*d.HI], d.HI, d.DI, d.S, d.K, func(s int) ([]float64, float64, bool) {
 			if s < int(ks[t]) || s >= int(ke[t]) {
-				continue
+				return nil, 0, false
 			}
-			key := make([]float64, d.DI)
-			for i := range key {
-				key[i] = naiveE4M3(kv[s*d.DI+i])
-			}
-			x, ab := naiveScore(qv[t*d.HI*d.DI:(t+1)*d.HI*d.DI], w[t*d.HI:(t+1)*d.HI], key, float64(kvScale[s]), d.HI, d.DI)
-			row[s] = x
-			scores = append(scores, x)
-			a = math.Max(a, ab)
-		}
-		logits = append(logits, row...)
-		sel, ri := naiveTopK(scores, d.K)
-		ri.A = a
+			return naiveValues(kv[s*d.DI : (s+1)*d.DI]), float64(kvScale[s]), true
+		})
 		for i, p := range sel {
 			if p >= 0 {
 				sel[i] = p + ks[t]
 			}
 		}
+		logits = append(logits, row...)
 		topk = append(topk, sel...)
 		info = append(info, ri)
 	}
