@@ -27,18 +27,22 @@ func benchInputs() (g, c []float64) {
 
 func BenchmarkCompare(b *testing.B) {
 	shape := []int64{4096, 32, 128}
-	for _, bc := range []struct{ name, op, out, dtype string }{
-		{"allclose-fp16", "paged_attention", "out", Float16},
-		{"allclose-bf16", "paged_attention", "out", BFloat16},
-		{"allclose-fp32", "matmul", "C", Float32},
-		{"exact", "reshape_and_cache", "key_cache", Float16},
+	for _, bc := range []struct {
+		name  string
+		f     Family
+		dtype string
+	}{
+		{"allclose-fp16", AttentionLike, Float16},
+		{"allclose-bf16", AttentionLike, BFloat16},
+		{"allclose-fp32", MatmulLike, Float32},
+		{"exact", Exact, Float16},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			g, c := benchInputs()
 			if bc.name == "exact" {
 				c = g // all equal: the common case for caches
 			}
-			tol := DefaultTolerance(bc.op, bc.out, bc.dtype)
+			tol := tolOf(bc.f, bc.dtype)
 			b.SetBytes(int64(16 * len(g))) // two float64 slices
 			b.ReportAllocs()
 			for b.Loop() {
@@ -57,7 +61,7 @@ func BenchmarkCompare(b *testing.B) {
 				benchData.selC[i] = float64((63 - i%64) * 3)
 			}
 		}
-		tol := DefaultTolerance("quest", "selected", Int32)
+		tol := tolOf(SetWithPadding(-1), Int32)
 		b.SetBytes(int64(16 * benchN))
 		b.ReportAllocs()
 		for b.Loop() {

@@ -12,7 +12,7 @@ type Options struct {
 	// Name labels the report (the output's name in the manifest).
 	Name string
 	// Mask, when non-nil, has one entry per element; false leaves the
-	// element ungraded (e.g. Quest kmax/kmin past nb, spec §7).
+	// element ungraded (e.g. Quest kmax/kmin past nb, docs/spec.md §5a).
 	Mask []bool
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/goldset/goldset/npy"
 )
 
-func fp32Tol() Tolerance { return DefaultTolerance("matmul", "C", Float32) }
+func fp32Tol() Tolerance { return tolOf(MatmulLike, Float32) }
 
 func TestMetrics(t *testing.T) {
 	tests := []struct {
@@ -44,7 +44,7 @@ func TestMetrics(t *testing.T) {
 		{
 			// one fp16 ulp at 1 is 2^-10; double-thousandth needs > 1e-3, 2^-10 < 1e-3
 			name: "fp16 one ulp", g: []float64{1, 1}, c: []float64{1 + 0x1p-10, 1}, shape: []int64{1, 2},
-			tol: DefaultTolerance("matmul", "C", Float16), maxAbs: 0x1p-10, maxAbsAt: []int64{0, 0}, maxRel: 0x1p-10,
+			tol: tolOf(MatmulLike, Float16), maxAbs: 0x1p-10, maxAbsAt: []int64{0, 0}, maxRel: 0x1p-10,
 			relL2: 0x1p-10 / math.Sqrt2, cosine: (2 + 0x1p-10) / math.Sqrt(2*(1+(1+0x1p-10)*(1+0x1p-10))), maxULP: 1,
 		},
 		{
@@ -144,7 +144,7 @@ func attnGolden(seed uint64) ([]float64, []int64) {
 
 func TestSinglePerturbation(t *testing.T) {
 	g, shape := attnGolden(1)
-	tol := DefaultTolerance("paged_attention", "out", Float16)
+	tol := tolOf(AttentionLike, Float16)
 	at := []int64{1, 2, 7}
 	flat := (at[0]*3+at[1])*64 + at[2]
 	row := g[flat-at[2] : flat-at[2]+64]
@@ -257,7 +257,7 @@ func TestExact(t *testing.T) {
 			if len(tc.g) == 4 {
 				shape = []int64{2, 2}
 			}
-			r, err := Compare(tc.g, tc.c, shape, DefaultTolerance("reshape_and_cache", "key_cache", tc.dtype), Options{})
+			r, err := Compare(tc.g, tc.c, shape, tolOf(Exact, tc.dtype), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +274,7 @@ func TestExact(t *testing.T) {
 func TestExactWorstIsLargest(t *testing.T) {
 	g := []float64{1, 2, 3, 4, 5}
 	c := []float64{1.5, 2, 13, 4, 6}
-	r, err := Compare(g, c, []int64{5}, DefaultTolerance("quest", "kmax", Float32), Options{})
+	r, err := Compare(g, c, []int64{5}, tolOf(Exact, Float32), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestExactWorstIsLargest(t *testing.T) {
 }
 
 func TestSet(t *testing.T) {
-	tol := DefaultTolerance("quest", "selected", Int32)
+	tol := tolOf(SetWithPadding(-1), Int32)
 	nan := math.NaN()
 	tests := []struct {
 		name           string
@@ -358,7 +358,7 @@ func TestErrors(t *testing.T) {
 
 func TestEmptyAndScalar(t *testing.T) {
 	for _, shape := range [][]int64{{0}, {3, 0}, {0, 4}, {2, 0, 5}} {
-		for _, tol := range []Tolerance{DefaultTolerance("softmax", "y", Float16), DefaultTolerance("quest", "kmax", Float16), DefaultTolerance("quest", "selected", Int32)} {
+		for _, tol := range []Tolerance{tolOf(SoftmaxLike, Float16), tolOf(Exact, Float16), tolOf(SetWithPadding(-1), Int32)} {
 			r, err := Compare(nil, []float64{}, shape, tol, Options{})
 			if err != nil || r.Status != Pass || r.Graded != 0 || r.MismatchCount != 0 {
 				t.Errorf("shape %v %s: %v %s graded %d", shape, tol.Mode, err, r.Status, r.Graded)
@@ -369,7 +369,7 @@ func TestEmptyAndScalar(t *testing.T) {
 			}
 		}
 	}
-	tol := DefaultTolerance("paged_attention", "lse", Float32)
+	tol := tolOf(LSE, Float32)
 	r, err := Compare([]float64{3}, []float64{3.5}, nil, tol, Options{})
 	if err != nil || r.Status != Fail || r.Rows != 1 || r.WorstIndex == nil || len(r.WorstIndex) != 0 {
 		t.Errorf("scalar: %v %s rows %d worst %v", err, r.Status, r.Rows, r.WorstIndex)
@@ -380,7 +380,7 @@ func TestMask(t *testing.T) {
 	g := []float64{1, 2, 0, 0, 3, 4, 0, 0}
 	c := []float64{1, 2, 9, -9, 3, 4, math.NaN(), 5}
 	mask := []bool{true, true, false, false, true, true, false, false}
-	tol := DefaultTolerance("quest", "kmin", Float16)
+	tol := tolOf(Exact, Float16)
 	r, err := Compare(g, c, []int64{2, 4}, tol, Options{Mask: mask})
 	if err != nil || r.Status != Pass || r.Graded != 4 {
 		t.Errorf("masked garbage: %v %s graded %d", err, r.Status, r.Graded)
@@ -395,7 +395,7 @@ func TestRowRules(t *testing.T) {
 	// row_rel_l2 binding alone: every element within its allowance, but
 	// the whole row off by 0.5% (fp16 attention: rtol 1e-2, row limit 2e-3)
 	g, shape := attnGolden(2)
-	tol := DefaultTolerance("paged_attention", "out", Float16)
+	tol := tolOf(AttentionLike, Float16)
 	c := slices.Clone(g)
 	for i := range c {
 		c[i] *= 1.005
@@ -422,7 +422,7 @@ func TestRowRules(t *testing.T) {
 	for i := 1; i < n; i++ {
 		c[i] += 0x1p-23
 	}
-	r, err = Compare(g, c, []int64{1, n}, DefaultTolerance("softmax", "y", Float16), Options{})
+	r, err = Compare(g, c, []int64{1, n}, tolOf(SoftmaxLike, Float16), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +431,7 @@ func TestRowRules(t *testing.T) {
 	}
 	// fully masked softmax rows (golden all zero) are not held to sum 1
 	zero := make([]float64, 8)
-	if r, _ := Compare(zero, zero, []int64{2, 4}, DefaultTolerance("softmax", "y", Float16), Options{}); r.Status != Pass {
+	if r, _ := Compare(zero, zero, []int64{2, 4}, tolOf(SoftmaxLike, Float16), Options{}); r.Status != Pass {
 		t.Errorf("zero rows: %s %q", r.Status, r.Failed)
 	}
 }
@@ -440,13 +440,16 @@ func TestZerosFailEveryDefault(t *testing.T) {
 	// every floating default, on a golden of O(1) rows and one of tiny
 	// rows (softmax over 40960 entries, attention at long context)
 	rng := rand.New(rand.NewPCG(9, 9))
-	for _, op := range []struct{ op, out string }{
-		{"matmul", "C"}, {"softmax", "y"}, {"softmax", "row_sum"}, {"softmax", "row_max"},
-		{"paged_attention", "out"}, {"paged_attention", "lse"}, {"quest", "scores"}, {"quest", "out"},
+	for _, op := range []struct {
+		out string
+		f   Family
+	}{
+		{"C", MatmulLike}, {"y", SoftmaxLike}, {"row_sum", RowSum}, {"row_max", RowMax},
+		{"out", AttentionLike}, {"lse", LSE}, {"scores", Scores},
 	} {
 		for _, dt := range floatDTypes {
 			for _, scale := range []float64{1, 2.4e-5} {
-				tol := DefaultTolerance(op.op, op.out, dt)
+				tol := tolOf(op.f, dt)
 				g := randn(rng, 4*256, scale, dt)
 				if op.out == "lse" && scale != 1 {
 					continue // lse is log(L) + O(1), never ~1e-5 (doc.go)
@@ -465,10 +468,10 @@ func TestZerosFailEveryDefault(t *testing.T) {
 				}
 				r, err := Compare(g, make([]float64, len(g)), []int64{4, 256}, tol, Options{})
 				if err != nil || r.Status != Fail {
-					t.Errorf("%s/%s %s scale %g: zeros %s %v", op.op, op.out, dt, scale, r.Status, err)
+					t.Errorf("%s/%s %s scale %g: zeros %s %v", op.f.Name(), op.out, dt, scale, r.Status, err)
 				}
 				if r, _ := Compare(g, g, []int64{4, 256}, tol, Options{}); r.Status != Pass {
-					t.Errorf("%s/%s %s: golden vs itself %s %q", op.op, op.out, dt, r.Status, r.Failed)
+					t.Errorf("%s/%s %s: golden vs itself %s %q", op.f.Name(), op.out, dt, r.Status, r.Failed)
 				}
 			}
 		}
@@ -479,7 +482,10 @@ func TestRoundedTruthPasses(t *testing.T) {
 	// a float64 truth rounded once to the output dtype passes against the
 	// float32 truth and against the golden, for every family and scale
 	rng := rand.New(rand.NewPCG(10, 10))
-	for _, op := range []struct{ op, out string }{{"matmul", "C"}, {"softmax", "y"}, {"paged_attention", "out"}} {
+	for _, op := range []struct {
+		out string
+		f   Family
+	}{{"C", MatmulLike}, {"y", SoftmaxLike}, {"out", AttentionLike}} {
 		for _, dt := range floatDTypes {
 			for _, scale := range []float64{1, 1e-3, 2.4e-5, 1e-7} {
 				truth := make([]float64, 8*512)
@@ -489,13 +495,13 @@ func TestRoundedTruthPasses(t *testing.T) {
 						truth[i] = math.Abs(truth[i])
 					}
 				}
-				tol := DefaultTolerance(op.op, op.out, dt)
+				tol := tolOf(op.f, dt)
 				tol.RowSum = 0 // these rows are not distributions
 				cand := roundAll(dt, truth)
 				for _, g := range [][]float64{roundAll(Float32, truth), truth, cand} {
 					r, err := Compare(g, cand, []int64{8, 512}, tol, Options{})
 					if err != nil || r.Status != Pass {
-						t.Errorf("%s %s scale %g: %v %s %q", op.op, dt, scale, err, r.Status, r.Failed)
+						t.Errorf("%s %s scale %g: %v %s %q", op.f.Name(), dt, scale, err, r.Status, r.Failed)
 					}
 				}
 			}
@@ -542,7 +548,7 @@ func TestTextReport(t *testing.T) {
 	g, shape := attnGolden(3)
 	c := slices.Clone(g)
 	c[5] = math.NaN()
-	r, _ := Compare(g, c, shape, DefaultTolerance("paged_attention", "out", Float16), Options{Name: "out"})
+	r, _ := Compare(g, c, shape, tolOf(AttentionLike, Float16), Options{Name: "out"})
 	var b bytes.Buffer
 	if err := r.WriteText(&b); err != nil {
 		t.Fatal(err)
@@ -556,7 +562,7 @@ func TestTextReport(t *testing.T) {
 	if n := strings.Count(s, "\n"); n > 10 {
 		t.Errorf("text has %d lines", n)
 	}
-	sr, _ := Compare([]float64{1, 2}, []float64{1, 3}, []int64{1, 2}, DefaultTolerance("quest", "selected", Int32), Options{})
+	sr, _ := Compare([]float64{1, 2}, []float64{1, 3}, []int64{1, 2}, tolOf(SetWithPadding(-1), Int32), Options{})
 	b.Reset()
 	sr.WriteText(&b)
 	if !strings.Contains(b.String(), "rows differing 1/1, values missing 1, extra 1, first row [0]") {

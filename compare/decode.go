@@ -1,8 +1,15 @@
 package compare
 
 import (
+	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
+	"math"
+	"slices"
 
+	"github.com/goldset/goldset/internal/safefile"
 	"github.com/goldset/goldset/npy"
 )
 
@@ -28,6 +35,118 @@ func Decode(d npy.DType, bf16 bool, data []byte) ([]float64, error) {
 	dst := make([]float64, len(data)/size)
 	if err := npy.DecodeFloat64(dst, d, bf16, data); err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
+	}
+	return dst, nil
+}
+
+// ErrCandidate wraps verdicts reached from a candidate's header alone: a
+// wrong shape, dtype or memory order (big-endian, Fortran). They are failed
+// comparisons (exit 3), not unreadable files.
+var ErrCandidate = errors.New("candidate does not match the golden")
+
+// CheckCandidateDType accepts any float encoding for a float golden (<u2
+// only as bfloat16 bits for a bfloat16 golden) and any integer encoding
+// (<i4, <i8, <u2, |u1) for an integer golden: index outputs come as int64
+// from torch.topk and as int32 from most kernels.
+func CheckCandidateDType(d npy.DType, golden string) error {
+	switch golden {
+	case "int32", "int64", "uint8", "uint16":
+		switch d {
+		case npy.Int32, npy.Int64, npy.Uint16, npy.Uint8:
+			return nil
+		}
+		return fmt.Errorf("%w: dtype %s for an %s output (want an integer: <i4, <i8, <u2 or |u1)", ErrCandidate, d, golden)
+	case "bfloat16":
+		if d == npy.Uint16 || d == npy.Float32 || d == npy.Float64 {
+			return nil
+		}
+		return fmt.Errorf("%w: dtype %s for a bfloat16 output (want <u2 bf16 bits, <f4 or <f8)", ErrCandidate, d)
+	}
+	switch d {
+	case npy.Float16, npy.Float32, npy.Float64:
+		return nil
+	}
+	return fmt.Errorf("%w: dtype %s for a %s output (want <f2, <f4 or <f8)", ErrCandidate, d, golden)
+}
+
+// decodeInto converts one chunk. int64 values beyond 2^53 round to the
+// nearest float64, which lies outside every int32 range, so a wrong index
+// stays wrong and exact comparisons stay exact.
+func decodeInto(dst []float64, d npy.DType, bf16 bool, data []byte) error {
+	if d == npy.Int64 {
+		for i := range dst {
+			dst[i] = float64(int64(binary.LittleEndian.Uint64(data[8*i:])))
+		}
+		return nil
+	}
+	return npy.DecodeFloat64(dst, d, bf16, data)
+}
+
+// candidateChunk is how many data bytes ReadCandidate reads between
+// context checks and progress reports (a multiple of every item size).
+const candidateChunk = 16 << 20
+
+// ReadCandidate reads a kernel's output file for a golden of logical dtype
+// golden and shape. The file must be a regular file (links, FIFOs and
+// devices are refused before it is opened, see internal/safefile). Its
+// header is read and judged first — shape, dtype and memory order, each a
+// failure wrapping ErrCandidate — and the file size must match the header
+// (npy.ErrTruncated, npy.ErrTrailingData) before any data is allocated or
+// read. The data is then read in chunks, checking ctx and calling progress
+// (may be nil) with the bytes read so far.
+func ReadCandidate(ctx context.Context, path, golden string, shape []int64, progress func(done, total int64)) ([]float64, error) {
+	f, err := safefile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("compare: candidate: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("compare: candidate: %w", err)
+	}
+	h, off, err := npy.ReadHeader(f)
+	if err != nil {
+		if errors.Is(err, npy.ErrUnsupportedDType) || errors.Is(err, npy.ErrFortranOrder) {
+			return nil, fmt.Errorf("compare: candidate %s: %w: %v", path, ErrCandidate, err)
+		}
+		return nil, fmt.Errorf("compare: candidate: %w", err)
+	}
+	if !slices.Equal(h.Shape, shape) {
+		return nil, fmt.Errorf("compare: candidate %s: %w: shape %v, golden %v", path, ErrCandidate, h.Shape, shape)
+	}
+	if err := CheckCandidateDType(h.Descr, golden); err != nil {
+		return nil, fmt.Errorf("compare: candidate %s: %w", path, err)
+	}
+	want := h.NumBytes()
+	switch have := st.Size() - off; {
+	case have < want:
+		return nil, fmt.Errorf("compare: candidate %s: %w: shape %v of %s needs %d data bytes, file has %d", path, npy.ErrTruncated, h.Shape, h.Descr, want, have)
+	case have > want:
+		return nil, fmt.Errorf("compare: candidate %s: %w: %d bytes after the data", path, npy.ErrTrailingData, have-want)
+	}
+	size := int64(h.Descr.ItemSize())
+	n := want / size
+	if n > math.MaxInt/8 {
+		return nil, fmt.Errorf("compare: candidate %s: %w: %d elements do not fit in memory", path, ErrShape, n)
+	}
+	bf16 := golden == "bfloat16" && h.Descr == npy.Uint16
+	dst := make([]float64, n)
+	buf := make([]byte, min(want, candidateChunk))
+	for done := int64(0); done < want; {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		k := min(int64(len(buf)), want-done)
+		if _, err := io.ReadFull(f, buf[:k]); err != nil {
+			return nil, fmt.Errorf("compare: candidate %s: %w: %v (file changed while read?)", path, npy.ErrTruncated, err)
+		}
+		if err := decodeInto(dst[done/size:(done+k)/size], h.Descr, bf16, buf[:k]); err != nil {
+			return nil, fmt.Errorf("compare: candidate %s: %w", path, err)
+		}
+		done += k
+		if progress != nil {
+			progress(done, want)
+		}
 	}
 	return dst, nil
 }

@@ -1,5 +1,5 @@
 // Package compare is goldset's judge: it compares a candidate kernel output
-// with its golden and produces a report (spec ops.md §6).
+// with its golden and produces a report (docs/spec.md §6).
 //
 // # Inputs
 //
@@ -8,7 +8,7 @@
 // manifest says bfloat16, and the integer dtypes), a row-major shape, a
 // Tolerance (stored in the manifest next to each golden) and Options (a
 // report name and an optional mask of graded elements, e.g. Quest kmax/kmin
-// past nb, spec §7). A candidate may be stored in a wider dtype than the
+// past nb, docs/spec.md §5a). A candidate may be stored in a wider dtype than the
 // golden (an fp32 result for an fp16 output); it is judged by the output
 // dtype's tolerance. The golden is normally the one in the output dtype
 // (role golden); every default below also holds against the float32 truth.
@@ -93,32 +93,39 @@
 // Indices are multi-dimensional. JSON uses the struct tags; Float writes
 // non-finite values as "NaN", "+Inf", "-Inf". WriteText renders a few lines.
 //
-// # Default tolerances
+// # Tolerance families
 //
-// DefaultTolerance(op, output, dtype). p is the significand precision
-// (fp16 11 bits, bf16 8, fp32 24); one spacing at 1 is 2^(1-p): fp16
-// 9.766e-4, bf16 7.8125e-3, fp32 1.19e-7. floor = 2^-23 for fp16 (two
-// subnormal spacings), else the smallest normal 2^-126 (subnormals may be
-// flushed).
+// compare knows no op names. It exports tolerance families (Family); each
+// op picks one per output (package suite's op table, which is where an
+// unknown op or output is an error) and Family.Tolerance(dtype) gives the
+// rule for the dtype the output is stored in, or an error wrapping
+// ErrTolerance when the family has no row for it (an integer dtype in a
+// floating family, a format a table lacks): there is no fallback row.
+// WithBasis only renames the recorded Basis (e.g. "exact/cache").
 //
-//	family              dtype  rtol   atol   atol_rms_factor  row_rel_l2  row_sum
-//	matmul (& unknown)  fp16   1e-3   floor  1e-3             1e-3        -
-//	                    bf16   8e-3   floor  8e-3             8e-3        -
-//	                    fp32   1e-5   floor  1e-4             2e-5        -
-//	softmax Y           fp16   1e-3   floor  -                1e-3        2e-3
-//	                    bf16   8e-3   floor  -                8e-3        1e-2
-//	                    fp32   1e-5   floor  1e-5             1e-5        1e-5
-//	attention out       fp16   1e-2   floor  1e-2             2e-3        -
-//	(paged_attention,   bf16   2e-2   floor  2e-2             1e-2        -
-//	quest out/dense)    fp32   1e-4   floor  1e-4             5e-5        -
-//	lse (float32)              1e-5   1e-4   -                -           -
-//	quest scores (f32)         1e-4   floor  1e-4             -           -
-//	softmax row_max            0      0      (numeric equality: a max is exact)
-//	softmax row_sum            2e-4   floor  -                -           -
+// p is the significand precision (fp16 11 bits, bf16 8, fp32 24); one
+// spacing at 1 is 2^(1-p): fp16 9.766e-4, bf16 7.8125e-3, fp32 1.19e-7.
+// floor = 2^-23 for fp16 (two subnormal spacings), else the smallest
+// normal 2^-126 (subnormals may be flushed).
+//
+//	family          dtype  rtol   atol   atol_rms_factor  row_rel_l2  row_sum  used by
+//	MatmulLike      fp16   1e-3   floor  1e-3             1e-3        -        matmul c
+//	                bf16   8e-3   floor  8e-3             8e-3        -
+//	                fp32   1e-5   floor  1e-4             2e-5        -
+//	SoftmaxLike     fp16   1e-3   floor  -                1e-3        2e-3     softmax y
+//	                bf16   8e-3   floor  -                8e-3        1e-2
+//	                fp32   1e-5   floor  1e-5             1e-5        1e-5
+//	AttentionLike   fp16   1e-2   floor  1e-2             2e-3        -        paged_attention and
+//	                bf16   2e-2   floor  2e-2             1e-2        -        quest out
+//	                fp32   1e-4   floor  1e-4             5e-5        -
+//	LSE             any    1e-5   1e-4   -                -           -        lse (float32)
+//	Scores          any    1e-4   floor  1e-4             -           -        quest scores (f32)
+//	RowMax          any    0      0      (numeric equality: a max is exact)    softmax row_max
+//	RowSum          any    2e-4   floor  -                -           -        softmax row_sum
 //	(row_sum is the online state, a cross-check: one fp32 running sum over
 //	151936 terms drifts ~1e-4, so its limit is looser than Y's.)
-//	exact: integer/bool dtypes, reshape_and_cache caches, quest kmax/kmin
-//	set:   quest selected (ignore -1)
+//	Exact           any dtype, bit-identical       reshape_and_cache caches, quest kmax/kmin
+//	SetWithPadding  any dtype, multiset per row    quest selected (pad -1)
 //
 // float64 outputs (not produced by the spec) get 1e-12-scale limits.
 //

@@ -4,10 +4,12 @@ import (
 	"math"
 	"strings"
 
+	"github.com/goldset/goldset/internal/dtype"
 	"github.com/goldset/goldset/npy"
 )
 
-// Canonical dtype names used in Tolerance.DType (the manifest's spelling).
+// Canonical dtype names used in Tolerance.DType (the manifest's spelling,
+// rows of the dtype table internal/dtype; these are the common ones).
 const (
 	Float16  = "float16"
 	BFloat16 = "bfloat16"
@@ -15,34 +17,19 @@ const (
 	Float64  = "float64"
 	Int32    = "int32"
 	Int64    = "int64"
-	Uint16   = "uint16"
 	Uint8    = "uint8"
-	Bool     = "bool"
 )
 
-// CanonicalDType maps the spellings goldset meets (manifest names, numpy
-// descriptors, short names) onto the canonical names above. ok is false for
-// anything else.
+// CanonicalDType maps a manifest dtype name, or a .npy descriptor (<u2
+// meaning bfloat16, |u1 uint8, as in goldset bundles), onto the canonical
+// name: a row of the dtype table. ok is false for anything else.
 func CanonicalDType(s string) (name string, ok bool) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "float16", "fp16", "f2", "<f2", "=f2", "half":
-		return Float16, true
-	case "bfloat16", "bf16":
-		return BFloat16, true
-	case "float32", "fp32", "f4", "<f4", "=f4", "float", "single":
-		return Float32, true
-	case "float64", "fp64", "f8", "<f8", "=f8", "double":
-		return Float64, true
-	case "int32", "i4", "<i4", "=i4":
-		return Int32, true
-	case "int64", "i8", "<i8", "=i8":
-		return Int64, true
-	case "uint16", "u2", "<u2", "=u2":
-		return Uint16, true
-	case "uint8", "u1", "|u1", "<u1":
-		return Uint8, true
-	case "bool", "b1", "|b1":
-		return Bool, true
+	s = strings.ToLower(strings.TrimSpace(s))
+	if d, err := dtype.Parse(s); err == nil {
+		return d.Name(), true
+	}
+	if d, err := dtype.FromDescr(s); err == nil {
+		return d.Name(), true
 	}
 	return "", false
 }
@@ -54,6 +41,8 @@ type format struct {
 	kind    formatKind
 	isFloat bool
 	minNorm float64 // smallest positive normal: floor of the relative-error denominator
+	// precision is the significand bits, the implicit one included.
+	precision int
 }
 
 // formatKind selects the bit layout in the per-element ulp computation
@@ -68,18 +57,28 @@ const (
 	kindF64
 )
 
-func formatOf(dtype string) format {
-	switch dtype {
-	case Float16:
-		return format{Float16, kindF16, true, 0x1p-14}
-	case BFloat16:
-		return format{BFloat16, kindBF16, true, 0x1p-126}
-	case Float32:
-		return format{Float32, kindF32, true, 0x1p-126}
-	case Float64, "":
-		return format{Float64, kindF64, true, 0x1p-1022}
+// formatOf returns the format of a canonical dtype name ("" is float64),
+// from the dtype table.
+func formatOf(name string) format {
+	if name == "" {
+		name = Float64
 	}
-	return format{name: dtype}
+	d, err := dtype.Parse(name)
+	if err != nil {
+		return format{name: name}
+	}
+	f := format{name: name, isFloat: d.IsFloat(), minNorm: d.SmallestNormal(), precision: d.Precision()}
+	switch d {
+	case dtype.Float16:
+		f.kind = kindF16
+	case dtype.BFloat16:
+		f.kind = kindBF16
+	case dtype.Float32:
+		f.kind = kindF32
+	case dtype.Float64:
+		f.kind = kindF64
+	}
+	return f
 }
 
 // ordered maps x, rounded to the format (nearest even, as the kernel's
@@ -125,18 +124,12 @@ func (f format) ulpDistance(g, c float64) uint64 {
 // format around |x| (the most a correct rounding can move x): in the
 // subnormal range the fixed subnormal step, above it 2^(e-p).
 func (f format) halfSpacing(x float64) float64 {
-	var p, minExp int // precision in bits, exponent of the smallest normal
-	switch f.kind {
-	case kindF16:
-		p, minExp = 11, -14
-	case kindBF16:
-		p, minExp = 8, -126
-	case kindF32:
-		p, minExp = 24, -126
-	default:
-		p, minExp = 53, -1022
+	p, minNorm := f.precision, f.minNorm
+	if !f.isFloat || p == 0 {
+		p, minNorm = 53, 0x1p-1022 // as float64
 	}
-	_, e := math.Frexp(math.Abs(x)) // |x| in [2^(e-1), 2^e)
-	e = max(e-1, minExp)
+	_, minExp := math.Frexp(minNorm) // minNorm = 2^(minExp-1)
+	_, e := math.Frexp(math.Abs(x))  // |x| in [2^(e-1), 2^e)
+	e = max(e-1, minExp-1)
 	return math.Ldexp(1, e-p)
 }

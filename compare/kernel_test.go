@@ -50,7 +50,7 @@ func TestKernelMatmul(t *testing.T) {
 			b := randn(rng, k*n, 1/math.Sqrt(k), dt)
 			truth, kern := matmulSim(a, b, m, k, n)
 			shape := []int64{m, n}
-			tol := DefaultTolerance("matmul", "C", dt)
+			tol := tolOf(MatmulLike, dt)
 			golden, cand := roundAll(dt, truth), roundAll(dt, kern)
 
 			expectStatus(t, mustCompare(t, golden, cand, shape, tol, "kernel vs golden"), Pass)
@@ -99,7 +99,7 @@ func TestKernelSoftmax(t *testing.T) {
 					x := randn(rng, m*n, sigma, dt)
 					truth, kern := softmaxSim(rng, x, m, n, tile, naive)
 					shape := []int64{m, int64(n)}
-					tol := DefaultTolerance("softmax", "y", dt)
+					tol := tolOf(SoftmaxLike, dt)
 					golden, cand := roundAll(dt, truth), roundAll(dt, kern)
 
 					r := mustCompare(t, golden, cand, shape, tol, "kernel vs golden")
@@ -143,8 +143,8 @@ func TestKernelAttention(t *testing.T) {
 			out, lse := c.truth(nil)
 			kOut, kLse := c.kernel(rng, tile)
 			oShape, lShape := []int64{1, hq, d}, []int64{1, hq}
-			oTol := DefaultTolerance("paged_attention", "out", dt)
-			lTol := DefaultTolerance("paged_attention", "lse", Float32)
+			oTol := tolOf(AttentionLike, dt)
+			lTol := tolOf(LSE, Float32)
 			golden, lGolden := roundAll(dt, out), roundAll(Float32, lse)
 
 			expectStatus(t, mustCompare(t, golden, roundAll(dt, kOut), oShape, oTol, "out kernel"), Pass)
@@ -205,7 +205,7 @@ func TestKernelQuestScores(t *testing.T) {
 		}
 	}
 	shape := []int64{1, h, maxb}
-	tol := DefaultTolerance("quest", "scores", Float32)
+	tol := tolOf(Scores, Float32)
 	expectStatus(t, mustCompare(t, golden, cand, shape, tol, "scores kernel"), Pass)
 	zeros := make([]float64, len(golden))
 	expectStatus(t, mustCompare(t, golden, zeros, shape, tol, "scores zeros"), Fail)

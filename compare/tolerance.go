@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 )
 
 // Comparison modes.
@@ -120,58 +119,106 @@ var (
 	}
 )
 
-// Fixed-dtype outputs (float32 by definition, spec §7).
+// One-row families: the same limits in every floating dtype (their
+// outputs are float32 by definition, docs/spec.md §7).
 var (
-	lseFamily      = family{rtol: 1e-5, atol: 1e-4}
-	scoresFamily   = family{rtol: 1e-4, atolRMS: 1e-4, atol: -1}
-	rowSumFamily   = family{rtol: 2e-4, atol: -1} // one fp32 running sum over 151936 terms drifts ~1e-4
-	rowMaxFamily   = family{}                     // max is exact in any precision: numeric equality
-	floatFallbackT = matmulTable
+	lseRow    = family{rtol: 1e-5, atol: 1e-4}
+	scoresRow = family{rtol: 1e-4, atolRMS: 1e-4, atol: -1}
+	rowSumRow = family{rtol: 2e-4, atol: -1} // one fp32 running sum over 151936 terms drifts ~1e-4
+	rowMaxRow = family{}                     // max is exact in any precision: numeric equality
 )
 
-// DefaultTolerance returns the tolerance goldset records for output
-// `output` of op `op` stored in `dtype` (any spelling CanonicalDType
-// accepts; unknown spellings are treated as float64). Names are matched
-// case-insensitively. Integer and bool outputs, caches (reshape_and_cache)
-// and Quest block metadata (kmax, kmin) are exact; Quest `selected` is a
-// set. Unknown ops or outputs with a floating dtype get the matmul row of
-// the table, which only assumes fp32 accumulation.
-func DefaultTolerance(op, output, dtype string) Tolerance {
-	op, output = strings.ToLower(strings.TrimSpace(op)), strings.ToLower(strings.TrimSpace(output))
+// A Family chooses the Tolerance of an output from the dtype it is stored
+// in. compare knows no op names: each op (package suite's op table) picks a
+// family for each of its outputs. The reasoning behind every number is in
+// doc.go ("Tolerance families").
+type Family struct {
+	name      string
+	mode      string
+	table     map[string]family // per dtype (matmul-like, ...); nil: row for every floating dtype
+	row       family
+	setIgnore []float64
+	basis     string // overrides the recorded Basis (see WithBasis)
+}
+
+// The tolerance families.
+var (
+	// MatmulLike: sums of fp16/bf16/fp32 products accumulated in fp32
+	// (matmul and GEMM-shaped outputs). Basis "matmul/<dtype>".
+	MatmulLike = Family{name: "matmul", mode: ModeAllclose, table: matmulTable}
+	// SoftmaxLike: normalized exponentials (relative errors, row sums near 1).
+	// Basis "softmax/<dtype>".
+	SoftmaxLike = Family{name: "softmax", mode: ModeAllclose, table: softmaxTable}
+	// AttentionLike: softmax-weighted sums of values, P possibly rounded to
+	// the input dtype (flash attention). Basis "attention/<dtype>".
+	AttentionLike = Family{name: "attention", mode: ModeAllclose, table: attentionTable}
+	// LSE: log-sum-exp of scores (absolute 1e-4 plus relative 1e-5).
+	LSE = Family{name: "lse", mode: ModeAllclose, row: lseRow}
+	// Scores: short fp32 dot products (Quest block scores).
+	Scores = Family{name: "scores", mode: ModeAllclose, row: scoresRow}
+	// RowSum: a running fp32 sum over a long row (softmax's online state).
+	RowSum = Family{name: "row_sum", mode: ModeAllclose, row: rowSumRow}
+	// RowMax: a maximum, exact in any precision (numeric equality).
+	RowMax = Family{name: "row_max", mode: ModeAllclose, row: rowMaxRow}
+	// Exact: bit-identical values (copies, integers, block metadata).
+	Exact = Family{name: "exact", mode: ModeExact}
+)
+
+// SetWithPadding: each row is a multiset of indices, pad values dropped
+// from both sides (Quest's selection, padded with -1). Basis "set".
+func SetWithPadding(pad ...float64) Family {
+	return Family{name: "set", mode: ModeSet, setIgnore: pad}
+}
+
+// WithBasis returns f recording basis as the Tolerance's Basis (which names
+// the rule in the manifest, e.g. "exact/cache"); the limits are f's.
+func (f Family) WithBasis(basis string) Family {
+	f.basis = basis
+	return f
+}
+
+// Name is the family's name ("matmul", "attention", "lse", "exact", ...).
+func (f Family) Name() string { return f.name }
+
+// Tolerance returns f's tolerance for an output stored in dtype (any
+// spelling CanonicalDType accepts). A dtype the family has no row for
+// (a floating family and an integer dtype, a table without that format) is
+// an error wrapping ErrTolerance: there is no silent fallback.
+func (f Family) Tolerance(dtype string) (Tolerance, error) {
 	dt, ok := CanonicalDType(dtype)
 	if !ok {
-		dt = Float64
+		return Tolerance{}, fmt.Errorf("compare: %w: family %s: unknown dtype %q", ErrTolerance, f.name, dtype)
 	}
-	isFloat := dt == Float16 || dt == BFloat16 || dt == Float32 || dt == Float64
-	exact := Tolerance{Mode: ModeExact, DType: dt, Basis: "exact"}
-
-	switch {
-	case op == "quest" && output == "selected":
-		return Tolerance{Mode: ModeSet, DType: dt, SetIgnore: []float64{-1}, Basis: "set/selection"}
-	case !isFloat:
-		return exact
-	case op == "reshape_and_cache":
-		exact.Basis = "exact/cache"
-		return exact
-	case op == "quest" && (output == "kmax" || output == "kmin"):
-		exact.Basis = "exact/block_metadata"
-		return exact
-	case output == "lse":
-		return lseFamily.tolerance(dt, "lse")
-	case op == "quest" && (output == "scores" || output == "score"):
-		return scoresFamily.tolerance(dt, "quest_scores")
-	case op == "softmax" && output == "row_max":
-		return rowMaxFamily.tolerance(dt, "softmax_row_max")
-	case op == "softmax" && output == "row_sum":
-		return rowSumFamily.tolerance(dt, "softmax_row_sum")
-	case op == "softmax":
-		return softmaxTable[dt].tolerance(dt, "softmax/"+dt)
-	case op == "paged_attention" || op == "quest":
-		return attentionTable[dt].tolerance(dt, "attention/"+dt)
-	case op == "matmul":
-		return matmulTable[dt].tolerance(dt, "matmul/"+dt)
+	basis := f.basis
+	switch f.mode {
+	case ModeExact:
+		if basis == "" {
+			basis = f.name
+		}
+		return Tolerance{Mode: ModeExact, DType: dt, Basis: basis}, nil
+	case ModeSet:
+		if basis == "" {
+			basis = f.name
+		}
+		return Tolerance{Mode: ModeSet, DType: dt, SetIgnore: append([]float64(nil), f.setIgnore...), Basis: basis}, nil
 	}
-	return floatFallbackT[dt].tolerance(dt, "generic/"+dt)
+	if !formatOf(dt).isFloat {
+		return Tolerance{}, fmt.Errorf("compare: %w: family %s grades floating outputs, not %s", ErrTolerance, f.name, dt)
+	}
+	row := f.row
+	if f.table != nil {
+		var ok bool
+		if row, ok = f.table[dt]; !ok {
+			return Tolerance{}, fmt.Errorf("compare: %w: family %s has no row for %s", ErrTolerance, f.name, dt)
+		}
+		if basis == "" {
+			basis = f.name + "/" + dt
+		}
+	}
+	if basis == "" {
+		basis = f.name
+	}
+	return row.tolerance(dt, basis), nil
 }
 
 func (f family) tolerance(dt, basis string) Tolerance {

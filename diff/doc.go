@@ -43,15 +43,17 @@
 //     of max_abs and max_rel; first_non_finite is the first of them.
 //   - max_abs = max |new - old| and max_rel = max |new - old| / max(|old|,
 //     RelFloor), RelFloor = 1e-6 by default (Options.RelFloor), over the
-//     other changed elements, values decoded exactly to float64 (fp16 and
-//     bf16 through package npy's converters; bfloat16 is the <u2 tensor whose
-//     manifest dtype is "bfloat16").
+//     other changed elements, values decoded exactly to float64 through the
+//     dtype table (internal/dtype) named by the manifest's dtype: bfloat16
+//     is the <u2 tensor whose manifest dtype is "bfloat16"; float8_e4m3fn,
+//     float8_e8m0fnu and float4_e2m1fn_x2 are |u1 tensors decoded per byte
+//     (a float4 pair counts as one element: the first nibble that differs).
 //   - first: index of the first changed element; worst: of the largest
 //     absolute change; max_rel_at: of the largest relative change. Indices
 //     are row-major multi-dimensional ([] for a 0-d tensor); ties keep the
 //     first.
 //
-// Integer and bool tensors (int32, int64, uint16, uint8, bool) are compared
+// Integer tensors (int32, int64, uint8) are compared
 // exactly as integers; their max_abs is the exact difference converted to
 // float64 (exact below 2**53), and integer is true.
 //

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/goldset/goldset/internal/dtype"
 	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/npy"
 )
@@ -99,10 +100,14 @@ func compareValues(ctx context.Context, oldRoot, newRoot string, ot, nt *manifes
 	}
 	defer news.rc.Close()
 
-	k := kindOf(oh.Descr, nt.DType == "bfloat16")
+	dt, err := dtype.Parse(nt.DType)
+	if err != nil {
+		return nil, fmt.Errorf("new bundle: tensor %s: %w", nt.Name, err)
+	}
+	k := kindOf(dt)
 	size := oh.Descr.ItemSize()
 	total := oh.NumElems()
-	acc := accumulator{floor: opts.RelFloor, first: -1, worst: -1, relAt: -1, firstNonFinite: -1}
+	acc := accumulator{dt: dt, floor: opts.RelFloor, first: -1, worst: -1, relAt: -1, firstNonFinite: -1}
 	chunk := int64(opts.ChunkElems)
 	for base := int64(0); base < total; base += chunk {
 		if err := ctx.Err(); err != nil {
@@ -132,42 +137,41 @@ const (
 	kindBF16
 	kindF32
 	kindF64
-	kindI32
+	kindByteFloat
+	kindI32 // integers from here on
 	kindI64
-	kindU16
 	kindU8
 )
 
 func (k kind) integer() bool { return k >= kindI32 }
 
-func kindOf(d npy.DType, bf16 bool) kind {
+// kindOf picks the decoder of one stored element of a dtype table row
+// (openStream checked the header against it). The byte floats (float8,
+// packed float4 pairs, float8_e8m0) decode through the table per byte.
+func kindOf(d dtype.DType) kind {
 	switch d {
-	case npy.Float16:
+	case dtype.Float16:
 		return kindF16
-	case npy.Uint16:
-		if bf16 {
-			return kindBF16
-		}
-		return kindU16
-	case npy.Float32:
+	case dtype.BFloat16:
+		return kindBF16
+	case dtype.Float32:
 		return kindF32
-	case npy.Float64:
+	case dtype.Float64:
 		return kindF64
-	case npy.Int32:
+	case dtype.Int32:
 		return kindI32
-	case npy.Int64:
+	case dtype.Int64:
 		return kindI64
-	case npy.Uint8, npy.Bool:
+	case dtype.Uint8:
 		return kindU8
 	}
-	// openStream checked the header against the manifest's dtype, and
-	// manifests only maps dtypes listed above.
-	panic("diff: unsupported dtype")
+	return kindByteFloat
 }
 
 // accumulator gathers the statistics of one tensor in element order, so
 // ties keep the first index.
 type accumulator struct {
+	dt             dtype.DType // the tensor's dtype (kindByteFloat decodes through it)
 	floor          float64
 	changed        int64
 	nanMismatch    int64
@@ -178,23 +182,28 @@ type accumulator struct {
 	firstNonFinite int64
 }
 
+// byteMask is the code bits of one byte-float element.
+func (a *accumulator) byteMask() byte {
+	if a.dt == dtype.Float4E2M1x2 {
+		return 0xf
+	}
+	return 0xff
+}
+
 func (a *accumulator) chunk(k kind, base int64, ob, nb []byte) {
 	le := binary.LittleEndian
 	switch k {
-	case kindF16, kindBF16, kindU16:
+	case kindF16, kindBF16:
 		for i := 0; i < len(ob)/2; i++ {
 			x, y := le.Uint16(ob[2*i:]), le.Uint16(nb[2*i:])
 			if x == y {
 				continue
 			}
 			idx := base + int64(i)
-			switch k {
-			case kindF16:
+			if k == kindF16 {
 				a.float(idx, npy.F16ToF64(x), npy.F16ToF64(y))
-			case kindBF16:
+			} else {
 				a.float(idx, float64(npy.BF16ToF32(x)), float64(npy.BF16ToF32(y)))
-			default:
-				a.integer(idx, int64(x), int64(y))
 			}
 		}
 	case kindF32, kindI32:
@@ -226,6 +235,19 @@ func (a *accumulator) chunk(k kind, base int64, ob, nb []byte) {
 			if ob[i] != nb[i] {
 				a.integer(base+int64(i), int64(ob[i]), int64(nb[i]))
 			}
+		}
+	case kindByteFloat:
+		// One stored byte is one element (a float4 pair: the first
+		// nibble that differs stands for the byte).
+		for i := range ob {
+			x, y := ob[i], nb[i]
+			if x == y {
+				continue
+			}
+			if a.dt == dtype.Float4E2M1x2 && x&0xf == y&0xf {
+				x, y = x>>4, y>>4
+			}
+			a.float(base+int64(i), a.dt.Widen(uint64(x&a.byteMask())), a.dt.Widen(uint64(y&a.byteMask())))
 		}
 	}
 }

@@ -6,7 +6,9 @@
 // Version 1; testdata/gen_ref.py is an independent Python/numpy
 // reimplementation of the streams and distributions (§1-§6) written from
 // this text, and TestPythonReference checks it bit for bit against the Go
-// code.
+// code. The structured inputs built on top of these streams (paged
+// layouts, needles, outliers, Quest planting) are package suite's and are
+// specified in docs/spec.md section 10.
 //
 // # API
 //
@@ -17,11 +19,7 @@
 //	Parallel(workers, at, n, fn)                chunk-aligned split (§2)
 //	Stream.Rand() *Rand: Uint64, Float64, IntN, Choice, Perm   sequential draws (§5)
 //	Store, Load, Fill                           float64 <-> dtype buffers
-//	DrawLens, NewPagedLayout, SlotMapping       paged-KV layouts (§7, §8)
-//	OutlierRow, OutlierMagnitude, MaskLeading   softmax structure (§9)
-//	PoisonCache                                 NaN sentinels (§9)
-//	NeedleKey, PlantNeedle                      dominant keys (§9)
-//	QuestScores, PlantQuest                     planted Quest rankings (§9)
+//	DrawLens, SlotMapping                       context lengths, slot mappings (§7, §8)
 //
 // Floating buffers are []uint16 (float16 or bfloat16 bits, chosen by the
 // DType argument), []float32 (F32) or []float64 (F64: the value before any
@@ -183,23 +181,7 @@
 // Log are detmath's. Errors (ErrSpec): B < 1, Max < 1, Mean outside
 // [1, Max], Sigma negative, NaN or infinite.
 //
-// # 8. Paged layouts and slot mappings
-//
-// NewPagedLayout(spec, lens, tables): lengths are spec.Lens or DrawLens of
-// the lens stream. nb_b = ceil(L_b/BS). MaxBlocks = spec.MaxBlocks, or when
-// 0: ceil(Draw.Max/BS) for drawn lengths, ceil(max L/BS) for explicit ones.
-// With SharedPairs = p, sequences 2i+1 (i < p) reuse the physical block of
-// logical block 0 of sequence 2i (prefix sharing). NumBlocks = sum nb_b - p
-// + ExtraBlocks (+ 1 poison block with PadPoison). P = tables.Rand().
-// Perm(NumBlocks); physical ids are handed out from P in order: sequence by
-// sequence, logical block by logical block (skipping shared ones), then the
-// poison block, and the remaining ExtraBlocks ids are referenced by no
-// table. Entries past nb_b are -1 (PadNeg1), 0 (PadZero, a real block) or
-// the poison block (PadPoison). Live[p] = max over the sequences reading
-// block p of the number of their tokens in it; slots >= Live[p] are never
-// read (PoisonCache fills them with NaN). Errors (ErrSpec): B < 1, BS < 1,
-// negative counts, unknown pad, 2p > B, len(Lens) != B, L < 1,
-// L > MaxBlocks*BS, slot ids beyond int32.
+// # 8. Slot mappings
 //
 // SlotMapping(s, {Tokens T, NumSlots N, NegFrac f, AllNeg, ForceSlot0}):
 // nNeg = floor(f*T + 0.5) (T when AllNeg), nValid = T - nNeg <= N (else
@@ -209,48 +191,14 @@
 // other tokens, ascending, get valid[0], valid[1], ... Valid slots are
 // unique and in [0, N).
 //
-// # 9. Structured fills
+// # Structured inputs live in package suite
 //
-// Softmax: OutlierRow writes big values computed from the stream at the
-// same absolute indices: OutlierUniform = Uniform(-big, big); OutlierHigh /
-// OutlierLow = +-big + z (the §3 normal, scale 1), summed in float64 and
-// rounded once. OutlierMagnitude: float32 1e4, float16 6e4, bfloat16 1e38
-// (at 6e4 the fp16 spacing is 32, so High/Low rows round to a few tied
-// values: a row of equal maxima). MaskLeading sets the first n entries of
-// every row to -Inf (n < cols: a leading masked tile followed by finite
-// values; n = cols: fully masked rows, kept out of graded cases).
-//
-// NaN sentinels: PoisonCache(cache [NumBlocks, BS, Hkv, D]) fills slots
-// [Live[p], BS) of every physical block p with NaN: slots past L in a last
-// partial block, and whole unreferenced, extra and poison blocks. Block
-// table entries past nb_b point to the poison block with PadPoison.
-//
-// Needles: for KV head g with query rows q_h (h in the group, float64
-// values of the stored queries), u = sum_h q_h / |sum_h q_h| and
-// key = c*u with c = logit / (scale * min_h q_h.u), so every query head of
-// the group sees logit scale*q_h.key >= logit for this key (before the key
-// is rounded to the cache dtype; PlantNeedle returns the achieved minimum
-// from the stored key). With random N(0,1) keys the other logits are
-// ~N(0, (scale*|q|)**2), so logit ~ 15 makes the needle dominate even at
-// L = 40960. ErrDegen if some q_h.u <= 0; ErrShared if another sequence
-// reads the block holding the needle.
-//
-// Quest planting: PlantQuest adds beta*u (u as above, for the group of
-// KV head g) to every valid key of head g in the chosen logical blocks.
-// Adding a constant vector d to all keys of a block shifts its kmax and
-// kmin by d, and max(q*(kmax+d), q*(kmin+d)) = max(q*kmax, q*kmin) + q*d,
-// so each chosen block's score for head h rises by exactly beta*(q_h.u) > 0
-// while other blocks are unchanged (in real arithmetic; the keys are then
-// rounded to the cache dtype). beta = (margin - current gap) / min_h q_h.u
-// where gap = min over heads of (lowest chosen score - highest other score,
-// the other blocks including anchors); after rounding the gap is measured
-// again from the stored keys and beta grown by 1.5x the shortfall, up to 8
-// attempts. The returned margin is that measured gap (the lead verifies it
-// against the golden scores). Since min of sums >= sum of mins,
-// kv_group_sum scores then have a gap of at least G times it.
-// Errors: ErrSpec (block out of [0, nb), repeated, margin <= 0),
-// ErrShared (a chosen physical block is read by another sequence),
-// ErrDegen (degenerate direction, or margin not reached).
+// Paged layouts (block tables, shared and poison blocks), NaN sentinels,
+// needles, softmax outlier rows and Quest planting are built by package
+// suite from the primitives above; their normative description, with every
+// stream name and formula a reimplementer needs to get a bundle's bytes,
+// is section 10 of docs/spec.md, and testdata/gen_ref.py reimplements them
+// too (TestStructuredInputsReference compares its bytes with a bundle's).
 //
 // # Speed
 //

@@ -111,6 +111,30 @@ func goRef(r refReq) any {
 	panic("unknown kind")
 }
 
+// runGenRef sends reqs to testdata/gen_ref.py as JSON and decodes its
+// answer into results.
+func runGenRef(t testing.TB, py string, reqs, results any) {
+	t.Helper()
+	in, err := json.Marshal(reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, "testdata/gen_ref.py")
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("gen_ref.py: %v\n%s", err, stderr.String())
+	}
+	if err := json.Unmarshal(out, results); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// RunGenRef is runGenRef for the external test package.
+var RunGenRef = runGenRef
+
 // TestPythonReference checks doc.go by an independent Python
 // reimplementation (testdata/gen_ref.py): every request must agree bit for bit.
 func TestPythonReference(t *testing.T) {
@@ -136,22 +160,8 @@ func TestPythonReference(t *testing.T) {
 		{Seed: 11, Case: "r", Tensor: "w", Kind: "perm", N: 1000},
 		{Seed: 11, Case: "r", Tensor: "w", Kind: "choice", N: 200000, K: 50}, // sparse path in Go
 	}
-	in, err := json.Marshal(reqs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, "testdata/gen_ref.py")
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("gen_ref.py: %v\n%s", err, stderr.String())
-	}
 	var got []any
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
+	runGenRef(t, py, reqs, &got)
 	if len(got) != len(reqs) {
 		t.Fatalf("%d results for %d requests", len(got), len(reqs))
 	}

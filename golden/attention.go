@@ -7,7 +7,7 @@ import (
 	"github.com/goldset/goldset/npy"
 )
 
-// PagedAttention computes GQA paged decode attention (ops.md §4) in float64.
+// PagedAttention computes GQA paged decode attention (docs/spec.md §4) in float64.
 //
 // q is [B, Hq, D]; kCache and vCache are [NB, BS, Hkv, D]; blockTables is
 // [B, MAXB]; contextLens is [B]. out is [B, Hq, D] and lse is [B, Hq]. Query

@@ -2,7 +2,7 @@ package golden
 
 import "fmt"
 
-// CacheDims are the sizes of a reshape_and_cache case (ops.md §3).
+// CacheDims are the sizes of a reshape_and_cache case (docs/spec.md §3).
 //
 //	key, value             [T, Hkv, D]
 //	keyCache, valueCache   [NB, BS, Hkv, D]
@@ -15,7 +15,7 @@ type CacheDims struct {
 	BS  int // tokens per block
 }
 
-// ReshapeAndCache writes the golden caches of ops.md §3: dstK and dstV
+// ReshapeAndCache writes the golden caches of docs/spec.md §3: dstK and dstV
 // receive keyCache and valueCache with, for every t < len(slotMapping) with
 // s = slotMapping[t] >= 0, row (s/BS, s%BS) replaced by key[t] and value[t].
 // Negative slots (any value) are skipped; slot 0 is a real slot.
@@ -26,7 +26,7 @@ type CacheDims struct {
 // in-place update; otherwise the inputs are not modified.
 //
 // Slots >= NB*BS return ErrOutOfRange and duplicate non-negative slots
-// ErrInvalidParams (ops.md §3 forbids them); on error dst is untouched.
+// ErrInvalidParams (docs/spec.md §3 forbids them); on error dst is untouched.
 func ReshapeAndCache[E any](dstK, dstV, key, value, keyCache, valueCache []E, slotMapping []int32, dims CacheDims) error {
 	if dims.T < 0 || dims.Hkv <= 0 || dims.D <= 0 || dims.NB <= 0 || dims.BS <= 0 {
 		return fmt.Errorf("golden: cache dims %+v: sizes must be positive: %w", dims, ErrInvalidParams)

@@ -1,8 +1,10 @@
 // Package golden holds the reference kernels that compute goldset's golden
-// outputs: matmul, softmax, reshape_and_cache, GQA paged attention and the
-// Quest sparse-attention parts. The normative semantics are in
-// shared/spec/ops.md (section numbers below refer to it); this comment
-// pins down the layouts and the exact arithmetic.
+// outputs: matmul, softmax, reshape_and_cache, GQA paged attention, the
+// Quest sparse-attention parts and the MXFP4 kernels. The normative
+// semantics are in the repository's docs/spec.md (section numbers below
+// refer to it; the MXFP4 section's §9 is shared/spec/ops.md's, which
+// docs/spec.md reserves); this comment pins down the layouts and the exact
+// arithmetic.
 //
 // # Conventions
 //
@@ -31,7 +33,7 @@
 // sum_{p=0..K-1} a[i,p]*b[p,j], added in p order starting from 0; both
 // layouts give the same bits. MatmulF32 accumulates in float32.
 //
-// # Softmax (§2, §7)
+// # Softmax (§2)
 //
 // x [M,N], dst [M,N], rowMax [M], rowSum [M] (either may be nil). m =
 // max_j x; e_j = exp(x_j - m) (exactly 0 for -Inf); rowSum = sum_j e_j in j
@@ -65,7 +67,7 @@
 // several heads and tokens at once for speed but every quantity above is
 // the same sequential sum, so grouping never changes a bit.
 //
-// # Quest (§5, §7)
+// # Quest (§5)
 //
 // BlockMetadata: kmax, kmin [B,MAXB,Hkv,D], element-wise max/min over the
 // valid tokens of logical block i < nb = ceil(L/BS) (+0 > -0); 0 for
@@ -78,6 +80,130 @@
 // PagedAttention's arithmetic over the valid tokens of the selected blocks,
 // taken in ascending block order, so selecting all blocks reproduces
 // PagedAttention bit for bit.
+//
+// # MXFP4 (ops.md §9)
+//
+// mxfp4.go, mxfp4_gemm.go, mxfp4_moe.go. E2M1 codes 0..7 are 0, 0.5, 1,
+// 1.5, 2, 3, 4, 6 (dtype.E2M1ToF64), bit 3 the sign (8 = -0); byte i of a
+// packed row holds element 2i in bits 0-3 and 2i+1 in bits 4-7. E8M0 byte
+// b is 2^(b-127). codes [rows, k/2], scales [rows, k/32], k % 32 == 0.
+//
+// MXFP4Quantize / MXFP4QuantizeBF16 (§9a): per block of 32, amax = the
+// largest magnitude (on the float32 bits), then MXScaleByte: amax 0 gives
+// byte 0; otherwise, with E = floor(log2 amax) and f the significand in
+// [1, 2), all read off the bits (subnormals normalized):
+//
+//	rceil (default)  e = E - 2 + [f > 1.5]     = ceil(log2(amax/6))
+//	floor            e = E - 2
+//	ceil             e = E - 2 + [f > 1]       = ceil(log2 amax) - 2
+//	even             e = floor(log2 a') - 2,  a' = bits(amax) + 2^21 (= E-2+[f >= 1.75])
+//	byte             clamp(e + 127, 0, 254)
+//
+// Elements: x*2^(127-b) to the nearest E2M1 value, ties to the even code,
+// saturating to 6, sign kept (-0 and negatives that round to zero are code
+// 8). Implemented as comparisons of |x|'s bits against the exact float32
+// midpoints m*2^(b-127), m in {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5} (and,
+// for b >= 3, an equivalent table on x's exponent relative to b, its top
+// three fraction bits and a sticky bit): an E2M1 RNE at a given scale
+// exponent on the float32 bits, which internal/dtype does not offer (its
+// E2M1FromF64 rounds a float64 at scale 1; TestMXFP4QuantizeVsNaive checks
+// the two agree on every element). On amd64 with AVX-512 (F, BW, VL) the
+// block maxima, the seven compares per element and the nibble packing run
+// as integer vector code with the same results (TestMXFP4QuantizeVecMatchesGo;
+// the purego tag and GODEBUG=cpu.avx512f=off select the Go loops). NaN or
+// Inf input is ErrNonFinite, nothing written (a vector max-abs scan runs
+// first).
+//
+// Sources. triton_kernels
+// (triton-lang/triton python/triton_kernels/triton_kernels/numerics_details/mxfp_details/_downcast_to_mxfp.py
+// @0616e64515491718b6576b4cb3ba521f52a56d68): ROUND_UP takes fl32(amax/6)
+// and rounds its exponent up with (bits + 0x7FFFFF) & 0x7F800000; the
+// elements are RNE with guard/sticky, min(code, 7) saturation and the sign
+// bit copied, as here. For normal quotients the float32 division never
+// moves the exponent (amax = 6*2^e + j ulps gives a quotient at least 2j/3
+// ulps above 2^e, so it rounds above 2^e), so rceil above equals it. It
+// differs below: for amax <= 6*2^-127 the quotient is a float32 subnormal
+// and the bit trick gives byte 1 where the exact rule, and torchao's
+// _f32_to_e8m0_rceil (byte 0 unless the subnormal exceeds 2^-127), give 0;
+// the goldens follow the exact rule. mxfp.py
+// (@018a674f6d6d2b2ecedbb6225dc71721677b4cec) ROUND_DOWN divides by 4 and
+// truncates: the floor mode. torchao
+// (pytorch/ao torchao/prototype/mx_formats/mx_tensor.py
+// @050515e8a09c3fcad27b5fac7ad1c742f13c97f3): FLOOR, CEIL and EVEN read the
+// exponent field, EVEN adds 1 << (23 - 1 - 1) and masks, the exponent is
+// clamped to [-127, 127] for finite amax, byte 0 decodes to 2^-127 (FP32
+// subnormal 0x00400000). gpt-oss (openai/gpt-oss gpt_oss/torch/weights.py
+// @1983a9d74027aa49ed4be004c726004e22db48d2): FP4_VALUES, low nibble =
+// element 2i, ldexp by b - 127.
+//
+// MXFP4Dequantize / MXFP4DequantizeBF16 (§9b): E2M1[c]*2^(b-127), exact
+// for every b <= 252 and for b = 253 (codes up to 3) and 254 (up to 1.5);
+// products >= 2^128 are +-Inf; byte 255 is NaN (0x7FC00000 / 0x7FC0) for
+// every code; byte 0 is 2^-127. The bf16 bits are the top halves of the
+// float32 bits (every finite product has two significant bits and is
+// >= 2^-128). triton_kernels' upcast kernel
+// (_upcast_from_mxfp.py @01757dc263bbb944c504c2b0c62a45d44eeee4a0) agrees
+// on byte 0 (2^-127) and 255 (NaN) but clamps overflow to the largest
+// finite value, and its torch reference upcast_from_mxfp_torch reads byte
+// 0 as 0: both are outside the default suites (b in [2, 252]) and named
+// by the edge split's convention.
+//
+// §9c: MXFP4ToMXFP8 maps each code to MXFP8Bytes (00 30 38 3C 40 44 48 4C,
+// sign 0x80), scales unchanged. MXFP4FoldGroup folds g blocks (a last
+// partial group takes the rest: FoldGroups = ceil(k/32/g)): S = max e_b -
+// 6 over the blocks holding a code other than 0 and 8 (0 for an all-zero
+// group), raised to -127 where lower (the group byte S+127 must exist);
+// fp8 = dtype.E4M3FromF64(E2M1[c]*2^(e_b-S)) (RNE, saturating at 448,
+// signed zero); group byte S+127 and float32 2^S (one ue8m0 scale per 128
+// for G = 4, the granularity of DeepGEMM's 1x128 FP8 scales); inexact
+// where a nonzero block has e_b
+// - S < -8, i.e. more than 14 binades below the group max, the first gap
+// where 0.5*2^(e_b-S) falls below e4m3's 2^-9 (groups not flagged
+// reproduce every value exactly: TestMXFP4FoldGroupVsNaive). A group
+// holding byte 255 gets byte 255, NaN and e4m3 NaN (0x7F | sign).
+//
+// §9d: MXFP4GEMM: y [m, n] = x [m, k] (bf16) @ W^T, W [n, k] MXFP4, and
+// the bound s = sum_k |x*w|, both float64 sums over ascending k of exact
+// products: W is decoded to float32 and Matmul runs twice (values, then
+// magnitudes). MXFP4GEMMA4W4 takes x as MXFP4 (the caller quantizes it by
+// §9a); MXFP4GEMMW4A8 takes x as e4m3 with one E8M0 byte per token per
+// 128 from FP8QuantizePerToken, which follows DeepGEMM's
+// per_token_cast_to_fp8(use_ue8m0=True) (deepseek-ai/DeepGEMM
+// deep_gemm/utils/math.py @38939a4c494ce6e904b54da94a1183955a5e9497):
+// amax clamped to >= 1e-4, e the smallest with amax <= 448*2^e (its
+// fl32(amax/448) + ceil_to_ue8m0 gives the same e: the quotient is never
+// rounded onto a power of two), byte clamp(e+127, 1, 254), elements RNE.
+//
+// §9e: MXFP4MoE, gpt-oss's block (gpt_oss/torch/model.py
+// @0568dfc94f09469e2968c2b90e50561d1b3fc424 MLPBlock and swiglu;
+// gpt_oss/triton/moe.py @40939cf4408f1a38ca9a34c23fbe088d89fd3027, whose
+// moe() returns without the residual, as here): MoERoute takes the top k
+// logits (ties to the lower expert) and a float64 softmax over them; per
+// selected expert h = W1 x + b1 (bias after the sum), SwiGLU on the
+// interleaved pairs (glu = h[2i] clamped above at 7, linear = h[2i+1]
+// clamped to [-7, 7], glu*sigmoid(1.702*glu)*(linear+1)), o = W2 a + b2,
+// out = sum_j w_j*o_j in rank order; nothing rounded inside. Tokens are
+// grouped per expert (W decoded once per expert and chunk of tokens; the
+// chunk keeps the float64 buffers under 256 MiB), each result a fixed
+// sequential sum, so neither grouping nor chunking changes a bit; counts
+// [E] gets the tokens per expert.
+//
+// Fixture: testdata/mxfp4_fixture.txt (from testdata/mxfp4_fixture.py,
+// run on the GPU machine with Python 3.12.3, numpy 2.5.2, ml_dtypes 0.6.0,
+// torch 2.11.0+cu130): 87 blocks x 4 modes whose codes are ml_dtypes' RNE
+// (astype float4_e2m1fn) of the scaled values, and the float32 decode of
+// all 256 x 16 (scale byte, code) pairs by ml_dtypes and by torch
+// (float8_e8m0fnu); TestMXFP4Fixture requires every byte and bit equal.
+//
+// Negative controls (mxfp4_negatives.go), each shown to differ from the
+// golden in TestMXFP4NegativesDiffer: MXFP4QuantizeSwappedNibbles,
+// MXFP4DequantizeBias128 (scale bias off by one), MXFP4QuantizeFloorForRceil,
+// MXFP4QuantizeHalfAway, MXFP4QuantizeHalfDown (DeepGEMM's bucketize
+// reference rounds ties down and drops the sign of zero: both are real),
+// MXFP4QuantizeNoNegZero, MXFP4QuantizeScalePer16,
+// MXFP4DequantizeScalesTransposed, MXFP4FoldGroupOffset7 (the largest block
+// at 2^7 without regrouping: 6*2^7 saturates to 448), MXFP4GEMMBF16Acc,
+// MXFP4DequantizeScaleAsE4M3.
 //
 // # Negative controls (§6)
 //

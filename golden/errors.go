@@ -44,7 +44,7 @@ const (
 	badLenSel    = "golden: bad length of selected"
 )
 
-// AttentionDims are the sizes of a paged-attention case (ops.md §4).
+// AttentionDims are the sizes of a paged-attention case (docs/spec.md §4).
 //
 //	q            [B, Hq, D]
 //	kCache/vCache [NB, BS, Hkv, D]

@@ -10,3 +10,10 @@ func SetAttnVec(on bool) bool {
 	hasAttnVec = on && attnVecCPU
 	return old
 }
+
+// SetMoEChunkBytes sets MXFP4MoE's chunk budget and returns the previous one.
+func SetMoEChunkBytes(n int) int {
+	old := moeChunkBytes
+	moeChunkBytes = n
+	return old
+}

@@ -3,7 +3,7 @@ package golden
 // matmulColBlock is the number of output columns one work unit computes.
 const matmulColBlock = 256
 
-// Matmul computes dst = A @ B (ops.md §1) in float64.
+// Matmul computes dst = A @ B (docs/spec.md §1) in float64.
 //
 // a is [m, k]; b is [k, n], or [n, k] when bNK is true (nn.Linear weights);
 // dst is [m, n]. Every dst element is the float64 sum over p = 0..k-1, in
@@ -89,8 +89,9 @@ func matmulKN(dst []float64, a, b []float32, i0, rows, j0, j1, k, n int) {
 
 // matmulNK computes the same sums with b stored [n, k]: four columns at a
 // time keep eight independent accumulation chains per row pair, each still
-// summing in p order.
-func matmulNK(dst []float64, a, b []float32, scratch []float64, i0, rows, j0, j1, k, n int) {
+// summing in p order. a may hold float64 values (MXFP4MoE's activations):
+// float64(a*b) is then the product rounded once, the same in every chain.
+func matmulNK[A float32 | float64](dst []float64, a []A, b []float32, scratch []float64, i0, rows, j0, j1, k, n int) {
 	a0 := scratch[:k]
 	a1 := scratch[k : 2*k]
 	for p := range k {

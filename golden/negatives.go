@@ -7,7 +7,7 @@ import (
 	"github.com/goldset/goldset/internal/detmath"
 )
 
-// Negative controls (ops.md §6). The functions below compute deliberately
+// Negative controls (docs/spec.md §6). The functions below compute deliberately
 // wrong or lower-precision results with the same signatures as the goldens,
 // so the comparator can be shown to reject broken kernels (the Wrong*,
 // TailUnmasked, SkipBlock and NoMax variants) and to accept honest

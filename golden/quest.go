@@ -7,7 +7,7 @@ import (
 	"slices"
 )
 
-// Granularity says which heads share one Quest selection (ops.md §5b).
+// Granularity says which heads share one Quest selection (docs/spec.md §5b).
 type Granularity int
 
 const (
@@ -41,7 +41,7 @@ func (g Granularity) check() error {
 	return nil
 }
 
-// QuestParams are the selection parameters of ops.md §5.
+// QuestParams are the selection parameters of docs/spec.md §5.
 type QuestParams struct {
 	K           int  // blocks kept per selection row, anchors included
 	AnchorFirst bool // always keep logical block 0
@@ -61,7 +61,7 @@ func (p QuestParams) Anchors() int {
 	return n
 }
 
-// BlockMetadata computes Quest block metadata (ops.md §5a): for sequence
+// BlockMetadata computes Quest block metadata (docs/spec.md §5a): for sequence
 // b, logical block i < nb = ceil(L/BS), KV head h and element d, kmax and
 // kmin [B, MAXB, Hkv, D] hold the max and min of kCache over the block's
 // valid tokens (j < L only). Entries for i >= nb are 0. The values are
@@ -198,7 +198,7 @@ func metaNaN(c kvView, o, row, cnt int) (mx, mn float64) {
 	return mx, mn
 }
 
-// BlockScores computes Quest upper-bound scores (ops.md §5b):
+// BlockScores computes Quest upper-bound scores (docs/spec.md §5b):
 // score[b,h,i] = sum_d max(q[b,h,d]*kmax[b,i,h/G,d], q[b,h,d]*kmin[b,i,h/G,d])
 // for i < nb (no scale; exact products summed sequentially over d), -Inf
 // for i >= nb. scores is [B, Hsel, MAXB]; with KVGroupSum the row of KV head
@@ -268,7 +268,7 @@ func BlockScores(scores []float64, q []float32, kmax, kmin []float64, contextLen
 	return nil
 }
 
-// SelectBlocks computes the Quest selection (ops.md §5c, §7). For each
+// SelectBlocks computes the Quest selection (docs/spec.md §5c). For each
 // sequence b and selection row r with nb = ceil(L/BS): if K >= nb all of
 // [0, nb) is selected; otherwise the anchors (block 0, block nb-1; one
 // block when nb = 1) and then the other blocks by score descending, block
@@ -364,7 +364,7 @@ func SelectBlocks(selected []int32, scores []float64, contextLens []int32, dims 
 }
 
 // SparseAttention computes Quest sparse attention on a given selection
-// (ops.md §5d): PagedAttention's math over the tokens (j < L) of the
+// (docs/spec.md §5d): PagedAttention's math over the tokens (j < L) of the
 // logical blocks listed in selected [B, Hsel, K] for the head's selection
 // row (row h for QHead, h/G for KVGroupSum). -1 entries are padding; the
 // blocks are attended in ascending order whatever their order in the row,

@@ -7,7 +7,7 @@ import (
 )
 
 // Softmax computes, for each row of x [m, n], dst = exp(x - max) / sum(exp(x - max))
-// (ops.md §2, §7) in float64, plus rowMax[i] = max_j x[i,j] and
+// (docs/spec.md §2) in float64, plus rowMax[i] = max_j x[i,j] and
 // rowSum[i] = sum_j exp(x[i,j] - rowMax[i]). rowMax and rowSum may be nil.
 //
 // -Inf entries contribute exactly 0. A fully masked row (all -Inf, or n = 0)

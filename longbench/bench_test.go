@@ -45,7 +45,7 @@ func sampleOptions(dir string) (BuildOptions, int64) {
 			total += st.Size()
 		}
 	}
-	return BuildOptions{DataDir: dir, Subsets: subsets, N: 5, Seed: 1, Prompt: SpectralKVRecipe()}, total
+	return BuildOptions{DataDir: dir, Subsets: subsets, N: 5, Seed: 1, Prompt: PromptOptions{NoThinking: true}, Model: "Qwen/Qwen3-8B"}, total
 }
 
 func benchBuild(b *testing.B, tok Tokenizer) {

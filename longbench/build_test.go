@@ -85,12 +85,13 @@ func TestBuildOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := readDir(t, out)
-	for _, name := range []string{ServeFile, BatchFile, IDsFile, OffsetsFile, LensFile, ManifestFile} {
+	all := []string{ServeFile, ChatBatchFile, SGLangFile, ShareGPTFile, PromptIDsFile, OfflineScript, IDsFile, OffsetsFile, LensFile, HistogramFile, ManifestFile}
+	for _, name := range all {
 		if _, ok := files[name]; !ok {
 			t.Fatalf("missing %s", name)
 		}
 	}
-	if len(files) != 6 {
+	if len(files) != len(all) {
 		t.Errorf("%d files in output", len(files))
 	}
 	var m Manifest
@@ -113,17 +114,17 @@ func TestBuildOutputs(t *testing.T) {
 		t.Errorf("progress lacks stats/histogram:\n%s", progress.String())
 	}
 
-	// serve.jsonl and batch.jsonl agree with the manifest.
+	// serve.jsonl agrees with the manifest (every consumer file field by
+	// field: consumers_test.go).
 	tok := byteTok{}
 	serveLines := strings.Split(strings.TrimSuffix(string(files[ServeFile]), "\n"), "\n")
-	batchLines := strings.Split(strings.TrimSuffix(string(files[BatchFile]), "\n"), "\n")
-	if len(serveLines) != 20 || len(batchLines) != 20 {
-		t.Fatalf("%d serve lines, %d batch lines", len(serveLines), len(batchLines))
+	if len(serveLines) != 20 {
+		t.Fatalf("%d serve lines", len(serveLines))
 	}
 	var allIDs []int
 	for i := range serveLines {
 		var s map[string]any
-		if err := json.Unmarshal([]byte(serveLines[i]), &s); err != nil || len(s) != 2 {
+		if err := json.Unmarshal([]byte(serveLines[i]), &s); err != nil || len(s) != 3 {
 			t.Fatalf("serve line %d: %v %v", i, err, s)
 		}
 		prompt := s["prompt"].(string)
@@ -142,23 +143,8 @@ func TestBuildOutputs(t *testing.T) {
 			t.Errorf("prompt %d: %d tokens, result says %d", i, len(ids), res.Lengths[i])
 		}
 		allIDs = append(allIDs, ids...)
-		var b struct {
-			CustomID string `json:"custom_id"`
-			Method   string `json:"method"`
-			URL      string `json:"url"`
-			Body     map[string]any
-		}
-		dec := json.NewDecoder(strings.NewReader(batchLines[i]))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&b); err != nil {
-			t.Fatalf("batch line %d: %v", i, err)
-		}
-		if b.CustomID != pi.Subset+"-"+pi.ID || b.Method != "POST" || b.URL != "/v1/completions" ||
-			b.Body["model"] != "toy" || b.Body["prompt"] != prompt || int(b.Body["max_tokens"].(float64)) != pi.MaxNewTokens || len(b.Body) != 3 {
-			t.Errorf("batch line %d: %+v", i, b)
-		}
-		if !strings.Contains(batchLines[i], `"<|im_start|>`) && pi.Chat {
-			t.Errorf("batch line %d escapes HTML characters", i)
+		if !strings.Contains(serveLines[i], `"<|im_start|>`) && pi.Chat {
+			t.Errorf("serve line %d escapes HTML characters", i)
 		}
 	}
 
@@ -271,7 +257,16 @@ func TestBuildFailures(t *testing.T) {
 			o.N, o.TargetMean = 1, 0
 		}, ErrMalformed, "bad.jsonl:2:"},
 		{"duplicate subset", func(o *BuildOptions) { o.Subsets = []string{"qa", "qa"} }, ErrOptions, "twice"},
-		{"max prompt tokens", func(o *BuildOptions) { o.MaxPromptTokens = 100 }, ErrNotEnough, "exceed max length 100"},
+		{"max prompt tokens", func(o *BuildOptions) { o.MaxPromptTokens = 100 }, ErrNotEnough, "exceed max length 100 or prompt + output 400"},
+		{"no model", func(o *BuildOptions) { o.Model = "" }, ErrOptions, "no model name"},
+		{"over budget refused", func(o *BuildOptions) { o.Prompt.AllowOverBudget = true }, ErrOptions, "AllowOverBudget"},
+		{"fixed budget over the context", func(o *BuildOptions) { o.Prompt.MaxLen = 390 }, ErrBudget, `subset "qa": truncation budget 390 (policy fixed)`},
+		{"longbench policy over the context", func(o *BuildOptions) { o.Prompt.Policy = PolicyLongBench }, ErrBudget, `subset "qa": truncation budget -100 (context 400, max_new_tokens 32, chat template 25, policy longbench) leaves no room`},
+		{"band too long for the records", func(o *BuildOptions) { o.TargetMean = 0; o.Buckets = []int{300, 1000}; o.Prompt.ContextLen = 2000 }, ErrNotEnough, "band (300, 1000]: only 0 of 80 records reach 1000 prompt + output tokens before truncation (the longest reaches 546), 20 wanted"},
+		{"buckets not ascending", func(o *BuildOptions) { o.TargetMean = 0; o.Buckets = []int{300, 200} }, ErrOptions, "ascending"},
+		{"bucket over the context", func(o *BuildOptions) { o.TargetMean = 0; o.Buckets = []int{500} }, ErrOptions, "(0, 400]"},
+		{"buckets with a target mean", func(o *BuildOptions) { o.Buckets = []int{300} }, ErrOptions, "no target mean"},
+		{"v2 template with v1 records", func(o *BuildOptions) { o.V2Template = "x.txt" }, ErrOptions, "needs LongBench v2"},
 	}
 	writeFiles(t, data, map[string]string{
 		"config2/" + PromptFile: `{}`, // dataset2maxlen.json missing
@@ -294,7 +289,7 @@ func TestBuildFailures(t *testing.T) {
 	// Missing data file (template present) names the path.
 	writeFiles(t, data, map[string]string{"badcfg/" + PromptFile: `{"bad": "{context}", "gone": "{context}"}`, "badcfg/" + MaxLenFile: `{"bad": 4, "gone": 4}`})
 	parent := t.TempDir()
-	opts := BuildOptions{DataDir: data, TemplatesDir: filepath.Join(data, "badcfg"), Subsets: []string{"gone"}, N: 1, Out: filepath.Join(parent, "o")}
+	opts := BuildOptions{DataDir: data, TemplatesDir: filepath.Join(data, "badcfg"), Subsets: []string{"gone"}, N: 1, Out: filepath.Join(parent, "o"), Model: "toy"}
 	if _, err := Build(context.Background(), opts, byteTok{}, nil); !errors.Is(err, ErrMissingSubset) || !strings.Contains(err.Error(), filepath.Join(data, "gone.jsonl")) {
 		t.Fatalf("missing file: %v", err)
 	}
@@ -302,7 +297,7 @@ func TestBuildFailures(t *testing.T) {
 
 	// Skipping malformed lines records them in the manifest.
 	opts = BuildOptions{DataDir: data, TemplatesDir: filepath.Join(data, "badcfg"), Subsets: []string{"bad"}, N: 1,
-		SkipMalformed: true, Out: filepath.Join(parent, "o")}
+		SkipMalformed: true, Out: filepath.Join(parent, "o"), Model: "toy"}
 	res, err := Build(context.Background(), opts, byteTok{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -337,7 +332,11 @@ func TestCommitDir(t *testing.T) {
 	assertNoOutput(t, parent)
 
 	write := func(content string) func(string) error {
-		return func(tmp string) error { return os.WriteFile(filepath.Join(tmp, "f"), []byte(content), 0o644) }
+		return func(tmp string) error {
+			// A longbench build: only those are ever replaced.
+			os.WriteFile(filepath.Join(tmp, ManifestFile), []byte(`{"format":"`+ManifestFormat+`","outputs":[{"path":"f"}]}`), 0o644)
+			return os.WriteFile(filepath.Join(tmp, "f"), []byte(content), 0o644)
+		}
 	}
 	if err := commitDir(out, false, write("one")); err != nil {
 		t.Fatal(err)
@@ -374,7 +373,7 @@ func TestBuildSample(t *testing.T) {
 	dir := sampleDir(t)
 	out := filepath.Join(t.TempDir(), "o")
 	opts := BuildOptions{DataDir: dir, Subsets: []string{"qasper", "multifieldqa_en", "hotpotqa", "gov_report"},
-		N: 2, TargetMean: 21000, Seed: 1, Out: out, Prompt: SpectralKVRecipe()}
+		N: 2, TargetMean: 21000, Seed: 1, Out: out, Prompt: PromptOptions{NoThinking: true}, Model: "toy"}
 	res, err := Build(context.Background(), opts, byteTok{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -387,16 +386,18 @@ func TestBuildSample(t *testing.T) {
 		m.Templates[1].SHA256 != "72966b3c0933e214591637fb085798c5e687ebff4ddaab5d99bbc31120532022" {
 		t.Errorf("templates %+v", m.Templates)
 	}
-	// With one token per byte, long lines exceed 40900 tokens and are cut
-	// to 2*20450 plus the template text.
+	// With one token per byte, long lines exceed the budget and are cut so
+	// that prompt + output is exactly the context (the budget is even for
+	// every subset here, so pred.py's halves fill it).
 	for _, p := range m.Prompts {
-		if p.Truncated {
-			if p.RawTokens <= 40900 || p.PromptTokens < 40900 || p.PromptTokens > 40900+80 {
-				t.Errorf("%s %s: raw %d tokens %d", p.Subset, p.ID, p.RawTokens, p.PromptTokens)
-			}
+		if p.TotalTokens != p.PromptTokens+p.MaxNewTokens || p.TotalTokens > 40960 {
+			t.Errorf("%s %s: %d + %d tokens", p.Subset, p.ID, p.PromptTokens, p.MaxNewTokens)
+		}
+		if p.Truncated && (p.RawTokens <= 40960-p.MaxNewTokens-toyChat(true) || p.TotalTokens != 40960) {
+			t.Errorf("%s %s: raw %d tokens %d + %d", p.Subset, p.ID, p.RawTokens, p.PromptTokens, p.MaxNewTokens)
 		}
 	}
-	if m.Selection.CandidateStats.Max > 40900+80 || m.Selection.CandidateStats.Count != 9 {
+	if m.Selection.CandidateStats.Max > 40960 || m.Selection.CandidateStats.Count != 9 {
 		t.Errorf("candidate stats %+v", m.Selection.CandidateStats)
 	}
 	if rel := res.Stats.Mean/21000 - 1; rel < -0.02 || rel > 0.02 {

@@ -108,7 +108,7 @@ func ExampleBuild() {
 
 	res, err := Build(context.Background(), BuildOptions{
 		DataDir: data, Subsets: []string{"qa"}, N: 2, TargetMean: 250, Seed: 7,
-		Prompt: PromptOptions{NoChat: true}, Out: filepath.Join(root, "out"),
+		Prompt: PromptOptions{NoChat: true}, Out: filepath.Join(root, "out"), Model: "Qwen/Qwen3-8B",
 	}, byteTok{}, nil)
 	if err != nil {
 		panic(err)
@@ -120,10 +120,38 @@ func ExampleBuild() {
 	}
 	// Output:
 	// [202 302] 252
-	// batch.jsonl
+	// histogram.png
 	// manifest.json
+	// prompt_ids.jsonl
 	// prompt_ids.npy
 	// prompt_lens.npy
 	// prompt_offsets.npy
+	// run_vllm_offline.py
 	// serve.jsonl
+	// sglang.jsonl
+	// sharegpt.json
+}
+
+func ExampleWorkloadDigest() {
+	prompts := []PromptInfo{{CustomID: "qasper-a1", PromptSHA256: strings.Repeat("ab", 32), PromptTokens: 4000, MaxNewTokens: 96}}
+	// sha256 of "9:qasper-a1 abab...ab 4000 96\n"
+	fmt.Println(WorkloadDigest(prompts))
+	// Output:
+	// 436933ba600ca06958e8f3ad9cb9d04a913f37c4c98502abbdf011d23a0b2f28
+}
+
+func ExampleDollarTemplate_FormatRecord() {
+	t, _ := ParseDollarTemplate("0shot.txt", "<text>\n$DOC$\n</text>\nQ: $Q$ (A) $C_A$ (B) $C_B$")
+	s, _ := t.FormatRecord(&Record{Version: V2, Context: "\n  The document.  \n", Question: " Which? ", ChoiceA: "one", ChoiceB: "two"})
+	fmt.Printf("%q\n", s)
+	// Output:
+	// "<text>\nThe document.\n</text>\nQ: Which? (A) one (B) two"
+}
+
+func ExampleReplies_Text() {
+	r := NewReplies(byteTok{}) // one token per byte: the unit is "a"
+	s, _ := r.Text(5)
+	fmt.Println(s, len(byteTok{}.Encode(s)))
+	// Output:
+	// aaaaa 5
 }

@@ -7,57 +7,99 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/goldset/goldset/npy"
 )
 
-// Output file names inside BuildOptions.Out.
+// Output file names inside BuildOptions.Out (the consumer files are in
+// consumers.go).
 const (
-	ServeFile    = "serve.jsonl"
-	BatchFile    = "batch.jsonl"
 	IDsFile      = "prompt_ids.npy"
 	OffsetsFile  = "prompt_offsets.npy"
 	LensFile     = "prompt_lens.npy"
 	ManifestFile = "manifest.json"
 )
 
-// ManifestFormat identifies the manifest layout.
-const ManifestFormat = "goldset.longbench/1"
+// ManifestFormat identifies the manifest layout (2: consumer files,
+// workload_digest, budget by construction, length sets).
+const ManifestFormat = "goldset.longbench/2"
 
 // Manifest is manifest.json: everything needed to reproduce or audit a build.
 type Manifest struct {
-	Format      string         `json:"format"`
-	LongBench   string         `json:"longbench_version"`
-	DataDir     string         `json:"data_dir"`
-	Sources     []FileInfo     `json:"sources"` // Path relative to DataDir
-	Templates   []FileDigest   `json:"templates"`
-	Tokenizer   TokenizerInfo  `json:"tokenizer"`
-	Recipe      RecipeInfo     `json:"recipe"`
-	Selection   SelectionInfo  `json:"selection"`
-	Model       string         `json:"model"`
-	Outputs     []FileDigest   `json:"outputs"` // every file except manifest.json
-	Prompts     []PromptInfo   `json:"prompts"`
-	Subsets     map[string]int `json:"selected_per_subset"`
-	Skipped     []string       `json:"skipped_lines,omitempty"`
-	Description string         `json:"description"`
+	Format     string         `json:"format"`
+	LongBench  string         `json:"longbench_version"`
+	DataDir    string         `json:"data_dir"`
+	Sources    []FileInfo     `json:"sources"` // Path relative to DataDir
+	Templates  []FileDigest   `json:"templates"`
+	Tokenizer  TokenizerInfo  `json:"tokenizer"`
+	Recipe     RecipeInfo     `json:"recipe"`
+	Selection  SelectionInfo  `json:"selection"`
+	LengthSets *LengthSetInfo `json:"length_sets,omitempty"`
+	Model      string         `json:"model"`
+	// WorkloadDigest identifies the ordered requests (see WorkloadDigest).
+	WorkloadDigest string         `json:"workload_digest"`
+	Files          []ConsumerFile `json:"files"`
+	ChatBatch      ChatBatchInfo  `json:"chat_batch"`
+	HistogramPNG   string         `json:"histogram_png"`
+	Outputs        []FileDigest   `json:"outputs"` // every file except manifest.json
+	Prompts        []PromptInfo   `json:"prompts"`
+	Subsets        map[string]int `json:"selected_per_subset"`
+	Skipped        []string       `json:"skipped_lines,omitempty"`
+	Description    string         `json:"description"`
+}
+
+// ChatBatchInfo says which prompts batch.chat.jsonl holds.
+type ChatBatchInfo struct {
+	File           string `json:"file"` // "" when no prompt takes a chat template
+	Requests       int    `json:"requests"`
+	EnableThinking bool   `json:"enable_thinking"` // chat_template_kwargs.enable_thinking of every line
+	// Excluded are the prompts built without a chat template (LongBench's
+	// no-chat subsets, or --no-chat): a chat endpoint would template them.
+	ExcludedSubsets   []string `json:"excluded_subsets"`
+	ExcludedCustomIDs []string `json:"excluded_custom_ids"`
+}
+
+// LengthSetInfo records a length-set build: N prompts per band, each a real
+// record middle-truncated so that prompt + output is the band's upper edge.
+type LengthSetInfo struct {
+	PerBand int        `json:"per_band"`
+	Bands   []BandInfo `json:"bands"`
+}
+
+// BandInfo is one band: prompts with lower < prompt_tokens + max_new_tokens <= upper.
+type BandInfo struct {
+	Lower    int  `json:"lower"`
+	Upper    int  `json:"upper"` // the target of prompt + output
+	Limit    bool `json:"limit"` // upper == context_len
+	Eligible int  `json:"eligible"`
+	Selected int  `json:"selected"`
+	Exact    int  `json:"exact"` // prompts with prompt + output == upper
 }
 
 // TokenizerInfo identifies the tokenizer.
 type TokenizerInfo struct {
 	SHA256 string `json:"sha256"` // of tokenizer.json; "unknown" if the tokenizer cannot say
+	// Verified is true when the file is the known Qwen3 tokenizer.json
+	// (tokenizer.Qwen3SHA256); otherwise Note says the counts are unverified.
+	Verified bool   `json:"verified"`
+	Note     string `json:"note,omitempty"`
 }
 
 // RecipeInfo records the prompt recipe.
 type RecipeInfo struct {
 	Template       string       `json:"template"`
 	ContextLen     int          `json:"context_len"`
-	FixedMaxLen    int          `json:"fixed_max_len"` // 0: per subset, context_len - max_new_tokens
+	Budget         string       `json:"budget"`
+	Policy         string       `json:"truncation_policy"`
+	PolicyNote     string       `json:"truncation_policy_note"`
+	FixedMaxLen    int          `json:"fixed_max_len"` // 0: per subset, from the policy
+	ChatTokens     int          `json:"chat_template_tokens"`
+	V2Template     *FileDigest  `json:"v2_template,omitempty"`
 	Truncation     string       `json:"truncation"`
 	ChatTemplate   string       `json:"chat_template"`
 	ChatHead       string       `json:"chat_head"`
@@ -99,6 +141,9 @@ type PromptInfo struct {
 	Truncated    bool   `json:"truncated"`
 	Chat         bool   `json:"chat_template"`
 	MaxNewTokens int    `json:"max_new_tokens"`
+	TotalTokens  int    `json:"total_tokens"` // prompt_tokens + max_new_tokens <= recipe.context_len
+	Band         int    `json:"band,omitempty"`
+	InChatBatch  bool   `json:"in_chat_batch"`
 	PromptSHA256 string `json:"prompt_sha256"`
 }
 
@@ -109,6 +154,9 @@ func customIDs(prompts []Prompt) []string {
 	seen := map[string]bool{}
 	for i, p := range prompts {
 		id := p.Subset + "-" + p.ID
+		if p.Target > 0 {
+			id += "-t" + strconv.Itoa(p.Target)
+		}
 		if seen[id] {
 			id = fmt.Sprintf("%s-L%d", id, p.Line)
 		}
@@ -119,8 +167,9 @@ func customIDs(prompts []Prompt) []string {
 }
 
 // writeOutputs writes every output file into dir (which must exist and be
-// empty) and completes m.Outputs and m.Prompts.
-func writeOutputs(dir string, prompts []Prompt, m *Manifest) error {
+// empty) and completes m.Outputs, m.Prompts, m.Files, m.ChatBatch and the
+// workload digest.
+func writeOutputs(dir string, prompts []Prompt, m *Manifest, tok Tokenizer, noThinking bool, marks HistogramMarks) error {
 	cids := customIDs(prompts)
 	m.Subsets = map[string]int{}
 	for _, s := range m.Recipe.Subsets {
@@ -130,21 +179,53 @@ func writeOutputs(dir string, prompts []Prompt, m *Manifest) error {
 		m.Subsets[p.Subset]++
 	}
 	m.Prompts = make([]PromptInfo, len(prompts))
+	m.ChatBatch = ChatBatchInfo{EnableThinking: !noThinking, ExcludedSubsets: []string{}, ExcludedCustomIDs: []string{}}
+	excl := map[string]bool{}
 	for i, p := range prompts {
 		m.Prompts[i] = PromptInfo{Index: i, CustomID: cids[i], Subset: p.Subset, ID: p.ID, Line: p.Line,
 			PromptTokens: len(p.IDs), RawTokens: p.RawTokens, Truncated: p.Truncated, Chat: p.Chat,
-			MaxNewTokens: p.MaxNewTokens, PromptSHA256: p.SHA256()}
+			MaxNewTokens: p.MaxNewTokens, TotalTokens: p.Total(), Band: p.Target, InChatBatch: p.Chat, PromptSHA256: p.SHA256()}
+		if p.Chat {
+			m.ChatBatch.Requests++
+		} else {
+			m.ChatBatch.ExcludedCustomIDs = append(m.ChatBatch.ExcludedCustomIDs, cids[i])
+			if !excl[p.Subset] {
+				excl[p.Subset] = true
+				m.ChatBatch.ExcludedSubsets = append(m.ChatBatch.ExcludedSubsets, p.Subset)
+			}
+		}
 	}
-	writers := []struct {
+	m.WorkloadDigest = WorkloadDigest(m.Prompts)
+	replies := NewReplies(tok)
+	cp := commandParams{Model: m.Model, ContextLen: m.Recipe.ContextLen, N: len(prompts), NChat: m.ChatBatch.Requests}
+	m.Files = cp.files(noThinking, m.ChatBatch.Requests > 0)
+	m.Description = describe(m.Files)
+	type out struct {
 		name string
 		fn   func(io.Writer) error
-	}{
-		{ServeFile, func(w io.Writer) error { return writeServe(w, prompts) }},
-		{BatchFile, func(w io.Writer) error { return writeBatch(w, prompts, cids, m.Model) }},
-		{IDsFile, func(w io.Writer) error { return writeIDs(w, prompts) }},
-		{OffsetsFile, func(w io.Writer) error { return writeOffsets(w, prompts) }},
-		{LensFile, func(w io.Writer) error { return writeLens(w, prompts) }},
 	}
+	writers := []out{{ServeFile, func(w io.Writer) error { return writeServe(w, prompts, cids) }}}
+	if m.ChatBatch.Requests > 0 {
+		m.ChatBatch.File = ChatBatchFile
+		writers = append(writers, out{ChatBatchFile, func(w io.Writer) error { return writeChatBatch(w, prompts, cids, m.Model, !noThinking) }})
+	}
+	writers = append(writers,
+		out{SGLangFile, func(w io.Writer) error { return writeSGLang(w, prompts, cids, replies) }},
+		out{ShareGPTFile, func(w io.Writer) error { return writeShareGPT(w, prompts, cids, replies) }},
+		out{PromptIDsFile, func(w io.Writer) error { return writePromptIDs(w, prompts, cids) }},
+		out{OfflineScript, func(w io.Writer) error { _, err := io.WriteString(w, offlineScript); return err }},
+		out{IDsFile, func(w io.Writer) error { return writeIDs(w, prompts) }},
+		out{OffsetsFile, func(w io.Writer) error { return writeOffsets(w, prompts) }},
+		out{LensFile, func(w io.Writer) error { return writeLens(w, prompts) }},
+		out{HistogramFile, func(w io.Writer) error {
+			lens := make([]int, len(prompts))
+			for i := range prompts {
+				lens[i] = len(prompts[i].IDs)
+			}
+			return WriteHistogramPNG(w, histogramTitle(len(lens), ComputeStats(lens)), lens, marks)
+		}},
+	)
+	m.HistogramPNG = HistogramFile
 	m.Outputs = nil
 	for _, o := range writers {
 		d, err := writeFile(filepath.Join(dir, o.name), o.fn)
@@ -213,38 +294,133 @@ func jsonLine(w io.Writer, v any) error {
 	return err
 }
 
+// serveLine is vLLM's custom dataset line (CustomDataset.load_data reads
+// "prompt" and, with --custom-output-len -1, "output_tokens"; other keys are
+// kept by pandas and ignored).
 type serveLine struct {
 	Prompt       string `json:"prompt"`
 	OutputTokens int    `json:"output_tokens"`
+	CustomID     string `json:"custom_id"`
 }
 
-func writeServe(w io.Writer, prompts []Prompt) error {
+func writeServe(w io.Writer, prompts []Prompt, cids []string) error {
 	for i := range prompts {
-		if err := jsonLine(w, serveLine{Prompt: prompts[i].Text, OutputTokens: prompts[i].MaxNewTokens}); err != nil {
+		if err := jsonLine(w, serveLine{Prompt: prompts[i].Text, OutputTokens: prompts[i].MaxNewTokens, CustomID: cids[i]}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-type batchBody struct {
-	Model     string `json:"model"`
-	Prompt    string `json:"prompt"`
-	MaxTokens int    `json:"max_tokens"`
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
 }
 
-type batchLine struct {
-	CustomID string    `json:"custom_id"`
-	Method   string    `json:"method"`
-	URL      string    `json:"url"`
-	Body     batchBody `json:"body"`
+// chatBody is the ChatCompletionRequest run-batch validates for
+// /v1/chat/completions.
+type chatBody struct {
+	Model               string         `json:"model"`
+	Messages            []chatMessage  `json:"messages"`
+	MaxCompletionTokens int            `json:"max_completion_tokens"`
+	Temperature         float64        `json:"temperature"`
+	IgnoreEOS           bool           `json:"ignore_eos"`
+	ChatTemplateKwargs  map[string]any `json:"chat_template_kwargs"`
 }
 
-func writeBatch(w io.Writer, prompts []Prompt, cids []string, model string) error {
+type chatBatchLine struct {
+	CustomID string   `json:"custom_id"`
+	Method   string   `json:"method"`
+	URL      string   `json:"url"`
+	Body     chatBody `json:"body"`
+}
+
+// writeChatBatch writes the prompts built with a chat template, their
+// pre-template text as the user message.
+func writeChatBatch(w io.Writer, prompts []Prompt, cids []string, model string, enableThinking bool) error {
 	for i := range prompts {
-		l := batchLine{CustomID: cids[i], Method: "POST", URL: "/v1/completions",
-			Body: batchBody{Model: model, Prompt: prompts[i].Text, MaxTokens: prompts[i].MaxNewTokens}}
+		p := &prompts[i]
+		if !p.Chat {
+			continue
+		}
+		l := chatBatchLine{CustomID: cids[i], Method: "POST", URL: "/v1/chat/completions",
+			Body: chatBody{Model: model, Messages: []chatMessage{{Role: "user", Content: p.User}},
+				MaxCompletionTokens: p.MaxNewTokens, Temperature: 0, IgnoreEOS: true,
+				ChatTemplateKwargs: map[string]any{"enable_thinking": enableThinking}}}
 		if err := jsonLine(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type sglangLine struct {
+	CustomID      string        `json:"custom_id"`
+	Conversations []chatMessage `json:"conversations"`
+}
+
+func writeSGLang(w io.Writer, prompts []Prompt, cids []string, replies *Replies) error {
+	for i := range prompts {
+		a, err := replies.Text(prompts[i].MaxNewTokens)
+		if err != nil {
+			return err
+		}
+		l := sglangLine{CustomID: cids[i], Conversations: []chatMessage{{Role: "user", Content: prompts[i].Text}, {Role: "assistant", Content: a}}}
+		if err := jsonLine(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type shareGPTTurn struct {
+	From  string `json:"from"`
+	Value string `json:"value"`
+}
+
+type shareGPTEntry struct {
+	ID            string         `json:"id"`
+	Conversations []shareGPTTurn `json:"conversations"`
+}
+
+// writeShareGPT writes a JSON list, one entry per line for readability.
+func writeShareGPT(w io.Writer, prompts []Prompt, cids []string, replies *Replies) error {
+	if _, err := io.WriteString(w, "[\n"); err != nil {
+		return err
+	}
+	for i := range prompts {
+		a, err := replies.Text(prompts[i].MaxNewTokens)
+		if err != nil {
+			return err
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(shareGPTEntry{ID: cids[i], Conversations: []shareGPTTurn{{"human", prompts[i].Text}, {"gpt", a}}}); err != nil {
+			return err
+		}
+		line := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+		if i < len(prompts)-1 {
+			line = append(line, ',')
+		}
+		line = append(line, '\n')
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, "]\n")
+	return err
+}
+
+type promptIDsLine struct {
+	CustomID      string `json:"custom_id"`
+	PromptTokenID []int  `json:"prompt_token_ids"`
+	MaxTokens     int    `json:"max_tokens"`
+}
+
+func writePromptIDs(w io.Writer, prompts []Prompt, cids []string) error {
+	for i := range prompts {
+		if err := jsonLine(w, promptIDsLine{CustomID: cids[i], PromptTokenID: prompts[i].IDs, MaxTokens: prompts[i].MaxNewTokens}); err != nil {
 			return err
 		}
 	}
@@ -311,30 +487,12 @@ func writeLens(w io.Writer, prompts []Prompt) error {
 	return nw.Close()
 }
 
-// checkOut fails with ErrOutputExists when out exists, is not an empty
-// directory, and overwrite is false.
-func checkOut(out string, overwrite bool) error {
-	entries, err := os.ReadDir(out)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		if overwrite {
-			return nil
-		}
-		return fmt.Errorf("longbench: output %s: %v: %w", out, err, ErrOutputExists)
-	}
-	if len(entries) > 0 && !overwrite {
-		return fmt.Errorf("longbench: output directory %s is not empty: %w", out, ErrOutputExists)
-	}
-	return nil
-}
-
 // commitDir writes into a fresh temporary directory beside out and renames
 // it to out only when fill succeeds, so a failed build leaves no partial
-// output (and an existing out untouched).
+// output (and an existing out untouched). An existing out is replaced only
+// when checkOut proves it is a longbench build (checked again after fill).
 func commitDir(out string, overwrite bool, fill func(tmp string) error) error {
-	if err := checkOut(out, overwrite); err != nil {
+	if _, err := checkOut(out, overwrite); err != nil {
 		return err
 	}
 	parent := filepath.Dir(filepath.Clean(out))
@@ -355,6 +513,9 @@ func commitDir(out string, overwrite bool, fill func(tmp string) error) error {
 		return err
 	}
 	if err := fill(tmp); err != nil {
+		return err
+	}
+	if _, err := checkOut(out, overwrite); err != nil {
 		return err
 	}
 	// An empty existing directory can simply be replaced; a non-empty one

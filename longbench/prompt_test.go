@@ -75,17 +75,17 @@ func TestPrompterBuild(t *testing.T) {
 		wantMax   int
 	}{
 		{name: "chat", opts: PromptOptions{ContextLen: 100}, rec: rec("qa", "xyz", "why"),
-			wantText: ChatHead + "Doc: xyz\nQ: why\nA:" + ChatTail, wantRaw: 18, wantMax: 96},
+			wantText: ChatHead + "Doc: xyz\nQ: why\nA:" + ChatTail, wantRaw: 18, wantMax: 96 - toyChat(false)},
 		{name: "no thinking", opts: PromptOptions{ContextLen: 100, NoThinking: true}, rec: rec("qa", "xyz", "why"),
-			wantText: ChatHead + "Doc: xyz\nQ: why\nA:" + ChatTail + ChatNoThinking, wantRaw: 18, wantMax: 96},
+			wantText: ChatHead + "Doc: xyz\nQ: why\nA:" + ChatTail + ChatNoThinking, wantRaw: 18, wantMax: 96 - toyChat(true)},
 		{name: "trec skips chat", opts: PromptOptions{ContextLen: 100, NoThinking: true}, rec: rec("trec", "c", "i"),
 			wantText: "c|i", wantRaw: 3, wantMax: 92},
 		{name: "no chat option", opts: PromptOptions{ContextLen: 100, NoChat: true}, rec: rec("qa", "x", "y"),
 			wantText: "Doc: x\nQ: y\nA:", wantRaw: 14, wantMax: 96},
-		// budget = 12 - 2 = 10, half 5: "01234" + "56789"[...] of "0123456789abcdef"
-		{name: "default budget truncates", opts: PromptOptions{ContextLen: 12}, rec: rec("raw", "0123456789abcdef", ""),
+		// budget = 12 + template - 2 - template = 10, half 5: "01234" + "bcdef" of "0123456789abcdef"
+		{name: "default budget truncates", opts: PromptOptions{ContextLen: 12 + toyChat(false)}, rec: rec("raw", "0123456789abcdef", ""),
 			wantText: ChatHead + "01234bcdef" + ChatTail, wantTrunc: true, wantRaw: 16, wantMax: 10},
-		{name: "exactly at budget is kept", opts: PromptOptions{ContextLen: 12}, rec: rec("raw", "0123456789", ""),
+		{name: "exactly at budget is kept", opts: PromptOptions{ContextLen: 12 + toyChat(false)}, rec: rec("raw", "0123456789", ""),
 			wantText: ChatHead + "0123456789" + ChatTail, wantRaw: 10, wantMax: 10},
 		{name: "fixed budget", opts: PromptOptions{MaxLen: 6, NoThinking: true}, rec: rec("sum", "abcdefgh", ""),
 			wantText: ChatHead + "S afgh" + ChatTail + ChatNoThinking, wantTrunc: true, wantRaw: 10, wantMax: 6},
@@ -119,7 +119,7 @@ func TestPrompterBuild(t *testing.T) {
 func TestPrompterErrors(t *testing.T) {
 	cfg := toyConfig(t)
 	p, _ := NewPrompter(cfg, byteTok{}, PromptOptions{ContextLen: 3})
-	if _, err := p.Plan("sum", V1); !errors.Is(err, ErrOptions) {
+	if _, err := p.Plan("sum", V1); !errors.Is(err, ErrBudget) {
 		t.Errorf("budget below 2: %v", err)
 	}
 	p, _ = NewPrompter(cfg, byteTok{}, PromptOptions{})
@@ -153,3 +153,6 @@ func TestSpectralKVRecipe(t *testing.T) {
 		t.Errorf("%+v", o)
 	}
 }
+
+// toyChat is the chat template's token count under byteTok.
+func toyChat(noThinking bool) int { return len(byteTok{}.Encode(ApplyChat("", noThinking))) }

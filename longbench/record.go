@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Version selects the LongBench record schema.
@@ -245,7 +246,17 @@ type ReadOptions struct {
 	MaxLineBytes int
 	// OnSkip, if set, is called for every skipped line.
 	OnSkip func(*LineError)
+	// LossyUTF8 reads lines holding invalid UTF-8 with each bad byte
+	// replaced by U+FFFD (what encoding/json does) and counts them in
+	// FileInfo.LossyUTF8Lines; without it such a line is an error wrapping
+	// ErrInvalidUTF8 naming the file, line and byte offset.
+	LossyUTF8 bool
 }
+
+// ErrInvalidUTF8: a JSONL line holds bytes that are not UTF-8 (JSON text
+// must be UTF-8; decoding would silently replace them). Returned wrapped in
+// a *LineError.
+var ErrInvalidUTF8 = errors.New("invalid UTF-8")
 
 func (o ReadOptions) version() Version {
 	if o.Version == 0 {
@@ -262,6 +273,9 @@ type FileInfo struct {
 	Bytes   int64  `json:"bytes"`
 	Records int    `json:"records"`
 	Skipped int    `json:"skipped"`
+	// LossyUTF8Lines counts lines read with invalid UTF-8 replaced by
+	// U+FFFD (ReadOptions.LossyUTF8); their token counts use the replaced text.
+	LossyUTF8Lines int `json:"lossy_utf8_lines,omitempty"`
 }
 
 // SubsetPath is the file holding subset in dir: <dir>/<subset>.jsonl.
@@ -302,16 +316,26 @@ func Scan(ctx context.Context, r io.Reader, name, subset string, opts ReadOption
 	br := bufio.NewReaderSize(cr, 1<<20)
 	info := FileInfo{Subset: subset, Path: name}
 	var buf []byte
+	var lineStart int64 // file offset of the current line
 	for lineNo := 1; ; lineNo++ {
 		if lineNo&63 == 0 {
 			if err := ctx.Err(); err != nil {
 				return info, err
 			}
 		}
-		line, tooLong, eof, err := readLine(br, buf[:0], maxLine)
+		line, tooLong, eof, consumed, err := readLine(br, buf[:0], maxLine)
 		buf = line[:0]
 		if err != nil {
 			return info, fmt.Errorf("longbench: read %s: %w", name, err)
+		}
+		start := lineStart
+		lineStart += consumed
+		if !tooLong && !utf8.Valid(line) {
+			col := invalidUTF8At(line)
+			if !opts.LossyUTF8 {
+				return info, &LineError{Path: name, Line: lineNo, Err: fmt.Errorf("%w at byte offset %d of the file (byte %d of the line); fix the file or pass --lossy-utf8 to read it with U+FFFD replacements", ErrInvalidUTF8, start+int64(col), col+1)}
+			}
+			info.LossyUTF8Lines++
 		}
 		if eof && len(line) == 0 && !tooLong {
 			break
@@ -362,9 +386,10 @@ func Scan(ctx context.Context, r io.Reader, name, subset string, opts ReadOption
 // exceeds max bytes, the rest of it is consumed and tooLong is set. eof is set
 // when the input ended (the returned line may still hold a final line without
 // '\n').
-func readLine(br *bufio.Reader, buf []byte, max int) (line []byte, tooLong, eof bool, err error) {
+func readLine(br *bufio.Reader, buf []byte, max int) (line []byte, tooLong, eof bool, consumed int64, err error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
+		consumed += int64(len(chunk))
 		if !tooLong {
 			if len(buf)+len(chunk) > max+1 { // +1 for the '\n'
 				tooLong = true
@@ -378,18 +403,31 @@ func readLine(br *bufio.Reader, buf []byte, max int) (line []byte, tooLong, eof 
 			if !tooLong {
 				buf = buf[:len(buf)-1]
 			}
-			return buf, tooLong, false, nil
+			return buf, tooLong, false, consumed, nil
 		case bufio.ErrBufferFull:
 			continue
 		case io.EOF:
 			if !tooLong && len(buf) > max {
 				tooLong, buf = true, buf[:0]
 			}
-			return buf, tooLong, true, nil
+			return buf, tooLong, true, consumed, nil
 		default:
-			return buf, tooLong, false, err
+			return buf, tooLong, false, consumed, err
 		}
 	}
+}
+
+// invalidUTF8At returns the index of the first byte of b that does not
+// start a valid UTF-8 sequence.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 type countingReader struct {

@@ -54,14 +54,20 @@ type SelectOptions struct {
 	Tolerance float64
 	// MaxLen excludes candidates longer than this; zero means no limit.
 	MaxLen int
+	// MaxTotal, when positive, excludes candidates i with
+	// lengths[i] + Output[i] > MaxTotal (prompt plus output over the context).
+	MaxTotal int
+	// Output holds each candidate's output length (len(lengths) entries)
+	// when MaxTotal is set.
+	Output []int
 }
 
 // Selection is the result of Select.
 type Selection struct {
 	Indices    []int // indices into the lengths slice, ascending
 	Lengths    []int // lengths[Indices[i]]
-	Candidates int   // lengths within MaxLen
-	Excluded   int   // lengths above MaxLen
+	Candidates int   // lengths within MaxLen and MaxTotal
+	Excluded   int   // lengths above MaxLen or MaxTotal
 	Swaps      int   // swaps made by the mean-fitting phase
 	Fallback   bool  // the sorted-window restart was needed
 	Stats      Stats
@@ -77,20 +83,28 @@ func Select(lengths []int, n int, opts SelectOptions) (Selection, error) {
 	if tol == 0 {
 		tol = DefaultTolerance
 	}
-	if n <= 0 || tol < 0 || opts.TargetMean < 0 || opts.MaxLen < 0 || math.IsNaN(opts.TargetMean) || math.IsInf(opts.TargetMean, 0) {
+	if n <= 0 || tol < 0 || opts.TargetMean < 0 || opts.MaxLen < 0 || opts.MaxTotal < 0 || math.IsNaN(opts.TargetMean) || math.IsInf(opts.TargetMean, 0) ||
+		(opts.MaxTotal > 0 && len(opts.Output) != len(lengths)) {
 		return Selection{}, fmt.Errorf("longbench: select %d prompts, target mean %v, tolerance %v, max length %d: %w",
 			n, opts.TargetMean, tol, opts.MaxLen, ErrOptions)
 	}
 	var cand []int
 	for i, l := range lengths {
-		if opts.MaxLen == 0 || l <= opts.MaxLen {
+		if (opts.MaxLen == 0 || l <= opts.MaxLen) && (opts.MaxTotal == 0 || l+opts.Output[i] <= opts.MaxTotal) {
 			cand = append(cand, i)
 		}
 	}
 	sel := Selection{Candidates: len(cand), Excluded: len(lengths) - len(cand)}
 	if n > len(cand) {
-		return sel, fmt.Errorf("longbench: %d prompts requested but only %d records available (%d more exceed max length %d): %w",
-			n, len(cand), sel.Excluded, opts.MaxLen, ErrNotEnough)
+		limit := fmt.Sprintf("max length %d", opts.MaxLen)
+		if opts.MaxTotal > 0 {
+			limit = fmt.Sprintf("prompt + output %d", opts.MaxTotal)
+			if opts.MaxLen > 0 {
+				limit = fmt.Sprintf("max length %d or prompt + output %d", opts.MaxLen, opts.MaxTotal)
+			}
+		}
+		return sel, fmt.Errorf("longbench: %d prompts requested but only %d records available (%d more exceed %s): %w",
+			n, len(cand), sel.Excluded, limit, ErrNotEnough)
 	}
 
 	// Feasibility: the reachable means run from the n shortest to the n longest.

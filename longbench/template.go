@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Template is a parsed Python str.format template restricted to named
@@ -293,4 +295,86 @@ func (c *Config) Subsets() []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// V2Placeholders are LongBench v2's prompt placeholders in the order its
+// pred.py replaces them, with the record field each takes.
+var V2Placeholders = []struct{ Placeholder, Field string }{
+	{"$DOC$", "context"}, {"$Q$", "question"},
+	{"$C_A$", "choice_A"}, {"$C_B$", "choice_B"}, {"$C_C$", "choice_C"}, {"$C_D$", "choice_D"},
+}
+
+// DollarTemplate is a LongBench v2 prompt file (prompts/0shot.txt and
+// friends): placeholders $DOC$, $Q$, $C_A$..$C_D$, filled as v2's pred.py
+// does: template.replace('$DOC$', context.strip()).replace('$Q$',
+// question.strip())... in that order, each a Python str.replace of every
+// occurrence in the string built so far (so a context that itself contains
+// "$Q$" is changed by the next step, exactly as in pred.py), each field
+// stripped of leading and trailing whitespace as Python's str.strip() does.
+type DollarTemplate struct {
+	Name string // the file, for errors and the manifest
+	Text string
+}
+
+// ParseDollarTemplate checks that text uses at least $DOC$ (a template
+// without the document would build prompts without the context).
+func ParseDollarTemplate(name, text string) (*DollarTemplate, error) {
+	if !strings.Contains(text, "$DOC$") {
+		return nil, fmt.Errorf("longbench: v2 template %s has no $DOC$ placeholder: %w", name, ErrTemplate)
+	}
+	return &DollarTemplate{Name: name, Text: text}, nil
+}
+
+// LoadDollarTemplate reads a LongBench v2 prompt file as pred.py's
+// open(path, encoding='utf-8').read() does: text mode, so "\r\n" and "\r"
+// become "\n" (universal newlines). The digest is of the file's bytes.
+func LoadDollarTemplate(path string) (*DollarTemplate, FileDigest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, FileDigest{}, fmt.Errorf("longbench: v2 template: %w", err)
+	}
+	if !utf8.Valid(data) {
+		return nil, FileDigest{}, fmt.Errorf("longbench: v2 template %s is not UTF-8: %w", path, ErrTemplate)
+	}
+	text := strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n")
+	t, err := ParseDollarTemplate(path, text)
+	if err != nil {
+		return nil, FileDigest{}, err
+	}
+	sum := sha256.Sum256(data)
+	return t, FileDigest{Path: path, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(data))}, nil
+}
+
+// FormatRecord fills the placeholders from rec.
+func (t *DollarTemplate) FormatRecord(rec *Record) (string, error) {
+	s := t.Text
+	for _, ph := range V2Placeholders {
+		v, err := rec.Field(ph.Field)
+		if err != nil {
+			return "", fmt.Errorf("longbench: template %q: %w", t.Name, err)
+		}
+		s = strings.ReplaceAll(s, ph.Placeholder, PyStrip(v))
+	}
+	return s, nil
+}
+
+// CheckFields fails unless records of version v have the v2 fields.
+func (t *DollarTemplate) CheckFields(v Version) error {
+	if v != V2 {
+		return fmt.Errorf("longbench: template %q: $DOC$ templates need LongBench v2 records (--v2): %w", t.Name, ErrTemplate)
+	}
+	probe := Record{Version: v}
+	for _, ph := range V2Placeholders {
+		if _, err := probe.Field(ph.Field); err != nil {
+			return fmt.Errorf("longbench: template %q: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+// PyStrip is Python's str.strip() with no argument: it removes leading and
+// trailing characters for which str.isspace() is true, which are Go's
+// unicode.IsSpace plus the separators U+001C..U+001F.
+func PyStrip(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) })
 }

@@ -23,9 +23,14 @@ const (
 	oldMarker = ".goldset-old-"
 )
 
-// ErrNotBundle is returned when a target directory exists and is not a
-// goldset bundle, so replacing it could destroy unrelated data.
+// ErrNotBundle is returned when a target exists and is not provably a
+// goldset bundle of the suite being written, so replacing it could destroy
+// unrelated data.
 var ErrNotBundle = errors.New("target exists and is not a goldset bundle")
+
+// ErrExists is returned when the target is a bundle of the same suite and
+// replacing it was not asked for (CreateOptions.Overwrite).
+var ErrExists = errors.New("target bundle exists")
 
 // BundleWriter writes a bundle atomically: files go into a temporary
 // sibling directory that Commit renames onto the target.
@@ -46,10 +51,26 @@ type BundleWriter struct {
 	// Buffered writes every file through the page cache instead of with
 	// direct I/O (see direct.go); for comparisons and odd filesystems.
 	Buffered bool
+	// Replaces is the manifest of the bundle Commit will replace (nil when
+	// the target does not exist or is empty).
+	Replaces *Manifest
+
+	opts CreateOptions
 }
 
-// CreateBundle prepares an atomic write of the bundle directory dir.
+// CreateBundle prepares an atomic write of the bundle directory dir, which
+// must not exist yet or be an empty directory (CreateBundleWith replaces an
+// existing bundle).
 func CreateBundle(dir string) (*BundleWriter, error) {
+	return CreateBundleWith(dir, CreateOptions{})
+}
+
+// CreateBundleWith prepares an atomic write of the bundle directory dir. An
+// existing target is replaced only when o.Overwrite is set and Owned proves
+// it is a bundle of o.Suite; anything else there is refused (ErrNotBundle,
+// ErrExists) before a byte is written. Replaces reports the bundle that
+// Commit will replace, for the caller to announce.
+func CreateBundleWith(dir string, o CreateOptions) (*BundleWriter, error) {
 	dir = filepath.Clean(dir)
 	parent, base := filepath.Split(dir)
 	if parent == "" {
@@ -58,10 +79,11 @@ func CreateBundle(dir string) (*BundleWriter, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("manifests: create %q: %w", parent, err)
 	}
-	if err := checkReplaceable(dir); err != nil {
+	old, err := checkReplaceable(dir, o)
+	if err != nil {
 		return nil, err
 	}
-	bw := &BundleWriter{final: dir}
+	bw := &BundleWriter{final: dir, opts: o, Replaces: old}
 	bw.Cleaned = cleanStale(parent, base)
 	var rnd [6]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
@@ -72,30 +94,6 @@ func CreateBundle(dir string) (*BundleWriter, error) {
 		return nil, fmt.Errorf("manifests: create temporary bundle directory: %w", err)
 	}
 	return bw, nil
-}
-
-func checkReplaceable(dir string) error {
-	fi, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("manifests: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("manifests: %q: %w (it is a file)", dir, ErrNotBundle)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err == nil {
-		return nil
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("manifests: %w", err)
-	}
-	if len(ents) > 0 {
-		return fmt.Errorf("manifests: %q: %w (no manifest.json; refusing to replace it)", dir, ErrNotBundle)
-	}
-	return nil
 }
 
 // cleanStale removes temporaries of base left by processes that are gone.
@@ -271,7 +269,8 @@ func (b *BundleWriter) Commit(m *Manifest) error {
 			return err
 		}
 	}
-	if err := checkReplaceable(b.final); err != nil {
+	// Checked again: the target may have changed while the bundle was built.
+	if _, err := checkReplaceable(b.final, b.opts); err != nil {
 		return err
 	}
 	var old string

@@ -14,8 +14,8 @@ import (
 // host: buffered writes of a large bundle spend about as much CPU in the
 // kernel as goldset spends computing it. Where the filesystem supports
 // O_DIRECT, a file's whole aligned blocks therefore go straight from
-// goldset's buffers to the device: data is staged in one of two aligned
-// buffers while the other is being written, and only the last partial
+// goldset's buffers to the device: data is staged in one of directBufs
+// aligned buffers while the others are being written, and only the last partial
 // block goes through the page cache. Where O_DIRECT is refused (tmpfs,
 // some network filesystems, other systems) the same code writes buffered.
 

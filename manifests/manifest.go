@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/goldset/goldset/internal/dtype"
+	"github.com/goldset/goldset/internal/safefile"
 	"github.com/goldset/goldset/npy"
 )
 
@@ -93,27 +95,14 @@ type Tensor struct {
 	Tolerance json.RawMessage `json:"tolerance,omitempty"`
 }
 
-// NpyDType maps a logical dtype name to the .npy descriptor that stores it.
+// NpyDType maps a logical dtype name (a row of the dtype table,
+// internal/dtype) to the .npy descriptor that stores it.
 func NpyDType(logical string) (npy.DType, bool) {
-	switch logical {
-	case "float16":
-		return npy.Float16, true
-	case "bfloat16", "uint16":
-		return npy.Uint16, true
-	case "float32":
-		return npy.Float32, true
-	case "float64":
-		return npy.Float64, true
-	case "int32":
-		return npy.Int32, true
-	case "int64":
-		return npy.Int64, true
-	case "uint8":
-		return npy.Uint8, true
-	case "bool":
-		return npy.Bool, true
+	d, err := dtype.Parse(logical)
+	if err != nil {
+		return "", false
 	}
-	return "", false
+	return d.Descr(), true
 }
 
 // ComputeDigest returns the digest of m's canonical form.
@@ -283,7 +272,7 @@ func ReadManifest(path string) (*Manifest, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		path = filepath.Join(path, "manifest.json")
 	}
-	f, err := os.Open(path)
+	f, err := safefile.Open(path) // no link, FIFO or device
 	if err != nil {
 		return nil, fmt.Errorf("manifests: %w", err)
 	}

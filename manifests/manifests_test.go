@@ -15,7 +15,7 @@ import (
 // writeBundle writes a one-case bundle with a float32 and an int32 tensor.
 func writeBundle(t testing.TB, dir string, compress bool) *Manifest {
 	t.Helper()
-	bw, err := CreateBundle(dir)
+	bw, err := CreateBundleWith(dir, CreateOptions{Suite: "s", Overwrite: true})
 	if err != nil {
 		t.Fatal(err)
 	}

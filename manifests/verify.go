@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/goldset/goldset/internal/safefile"
 	"github.com/goldset/goldset/npy"
 )
 
@@ -33,12 +35,16 @@ func (p Problem) String() string {
 }
 
 // OpenTensor opens the uncompressed .npy stream of t inside the bundle dir.
+// The file must be a regular file reached without links (package
+// internal/safefile); anything else is refused before a byte is read.
 func OpenTensor(dir string, t *Tensor) (io.ReadCloser, error) {
 	if !filepath.IsLocal(filepath.FromSlash(t.Path)) {
 		return nil, fmt.Errorf("manifests: %w: %q", ErrPath, t.Path)
 	}
 	p := filepath.Join(dir, filepath.FromSlash(t.Path))
-	f, err := os.Open(p)
+	// No links, FIFOs or devices: a link could point anywhere, a FIFO
+	// would block the reader forever.
+	f, err := safefile.OpenIn(dir, t.Path)
 	if err != nil {
 		return nil, fmt.Errorf("manifests: %w", err)
 	}
@@ -80,6 +86,10 @@ func CheckHeader(h npy.Header, t *Tensor) error {
 
 // VerifyTensor checks one tensor file: present, header, size and sha256.
 func VerifyTensor(dir string, c *Case, t *Tensor) []Problem {
+	return verifyTensor(context.Background(), dir, c, t)
+}
+
+func verifyTensor(ctx context.Context, dir string, c *Case, t *Tensor) []Problem {
 	prob := func(format string, a ...any) []Problem {
 		return []Problem{{Case: c.ID, Tensor: t.Name, Path: t.Path, What: fmt.Sprintf(format, a...)}}
 	}
@@ -101,7 +111,7 @@ func VerifyTensor(dir string, c *Case, t *Tensor) []Problem {
 	if err := CheckHeader(hdr, t); err != nil {
 		probs = append(probs, prob("%v", err)...)
 	}
-	n, err := io.Copy(io.Discard, br)
+	n, err := io.Copy(io.Discard, ctxReader{ctx, br})
 	if err != nil {
 		return append(probs, prob("read: %v", err)...)
 	}
@@ -118,6 +128,14 @@ func VerifyTensor(dir string, c *Case, t *Tensor) []Problem {
 // jobs goroutines, and the manifest's digest. The problems are returned in
 // manifest order; none means the bundle is intact.
 func Verify(dir string, m *Manifest, jobs int) []Problem {
+	probs, _ := VerifyContext(context.Background(), dir, m, jobs, nil)
+	return probs
+}
+
+// VerifyContext is Verify that stops when ctx is cancelled (returning
+// ctx's error) and calls progress, when not nil, after each tensor with the
+// bytes checked so far and the total.
+func VerifyContext(ctx context.Context, dir string, m *Manifest, jobs int, progress func(done, total int64)) ([]Problem, error) {
 	var probs []Problem
 	if d, err := ComputeDigest(m); err != nil || d != m.Digest {
 		probs = append(probs, Problem{Path: "manifest.json", What: fmt.Sprintf("digest %s does not match the manifest's content (%s): the manifest was edited", m.Digest, d)})
@@ -133,6 +151,12 @@ func Verify(dir string, m *Manifest, jobs int) []Problem {
 	if jobs < 1 {
 		jobs = 1
 	}
+	var total int64
+	for _, j := range list {
+		total += m.Cases[j.ci].Tensors[j.ti].Bytes
+	}
+	var mu sync.Mutex
+	var done int64
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for w := 0; w < jobs; w++ {
@@ -141,30 +165,48 @@ func Verify(dir string, m *Manifest, jobs int) []Problem {
 			defer wg.Done()
 			for i := range next {
 				c := &m.Cases[list[i].ci]
-				results[i] = VerifyTensor(dir, c, &c.Tensors[list[i].ti])
+				t := &c.Tensors[list[i].ti]
+				results[i] = verifyTensor(ctx, dir, c, t)
+				if progress != nil {
+					mu.Lock()
+					done += t.Bytes
+					progress(done, total)
+					mu.Unlock()
+				}
 			}
 		}()
 	}
+feed:
 	for i := range list {
-		next <- i
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
 	}
 	close(next)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for _, r := range results {
 		probs = append(probs, r...)
 	}
-	return probs
+	return probs, nil
 }
 
 // LoadTensor reads a whole tensor, checking its header against the
-// manifest, and returns the header and the raw data bytes.
+// manifest, and returns the header and the raw data bytes. The file's size
+// and sha256 must be the manifest's (ErrMismatch otherwise): a golden that
+// was altered on disk is never used.
 func LoadTensor(dir string, t *Tensor) (npy.Header, []byte, error) {
 	rc, err := OpenTensor(dir, t)
 	if err != nil {
 		return npy.Header{}, nil, err
 	}
 	defer rc.Close()
-	br := bufio.NewReaderSize(rc, 1<<20)
+	sum := sha256.New()
+	br := bufio.NewReaderSize(io.TeeReader(rc, sum), 1<<20)
 	h, hn, err := npy.ReadHeader(br)
 	if err != nil {
 		return h, nil, fmt.Errorf("manifests: %s: %w", t.Path, err)
@@ -180,5 +222,24 @@ func LoadTensor(dir string, t *Tensor) (npy.Header, []byte, error) {
 	if _, err := io.ReadFull(br, data); err != nil {
 		return h, nil, fmt.Errorf("manifests: %s: %w: %v", t.Path, ErrMismatch, err)
 	}
+	if n, _ := io.Copy(io.Discard, br); n > 0 {
+		return h, nil, fmt.Errorf("manifests: %s: %w: %d bytes after the data", t.Path, ErrMismatch, n)
+	}
+	if got := hex.EncodeToString(sum.Sum(nil)); got != t.SHA256 {
+		return h, nil, fmt.Errorf("manifests: %s: %w: sha256 %s, manifest says %s (the file was changed; run goldset verify)", t.Path, ErrMismatch, got, t.SHA256)
+	}
 	return h, data, nil
+}
+
+// ctxReader fails reads once ctx is done, so long hashes stop on Ctrl-C.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

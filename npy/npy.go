@@ -45,7 +45,7 @@ var (
 	ErrUnsupportedDType = errors.New("unsupported dtype")
 	ErrTruncated        = errors.New("file truncated")
 	ErrTrailingData     = errors.New("trailing bytes after array data")
-	ErrFortranOrder     = errors.New("Fortran-order arrays are not supported")
+	ErrFortranOrder     = errors.New("Fortran-order arrays are not supported") //lint:ignore ST1005 Fortran is a proper noun
 	ErrShape            = errors.New("invalid shape or data size")
 )
 

@@ -21,6 +21,11 @@ log() { printf '\n== %s\n' "$*"; }
 install_tools() {
 	local pkgs=()
 	/usr/bin/python3 -c 'import numpy' 2>/dev/null || pkgs+=(python3-numpy)
+	# longbench's consumer tests render Qwen3's own Jinja chat template.
+	/usr/bin/python3 -c 'import jinja2' 2>/dev/null || pkgs+=(python3-jinja2)
+	# the Python package's tests: Debian's torch (CPU), pytest, and venv + setuptools + wheel for an offline `pip install ./python`
+	/usr/bin/python3 -c 'import torch' 2>/dev/null || pkgs+=(python3-torch)
+	/usr/bin/python3 -c 'import pytest, setuptools, wheel, ensurepip' 2>/dev/null || pkgs+=(python3-pytest python3-venv python3-setuptools python3-wheel)
 	command -v qemu-aarch64-static >/dev/null || command -v qemu-aarch64 >/dev/null || pkgs+=(qemu-user-static)
 	if ((${#pkgs[@]})); then
 		if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -38,7 +43,37 @@ install_tools() {
 	fi
 }
 
+# python_tests installs ./python into a venv over Debian's packages (no PyPI:
+# --no-index, --no-build-isolation) and runs its tests against a goldset
+# binary built here; pytest's exit 5 (no tests collected) is a failure.
+python_tests() {
+	if ! /usr/bin/python3 -c 'import numpy, pytest, setuptools, wheel, ensurepip' 2>/dev/null; then
+		if [ "${GOLDSET_REQUIRE_TOOLS:-}" = 1 ]; then
+			echo "python tests: python3-numpy, python3-pytest, python3-venv, python3-setuptools or python3-wheel missing" >&2
+			return 1
+		fi
+		echo "note: python3-numpy/pytest/venv missing; the Python tests skip"
+		return 0
+	fi
+	local tmp rc=0
+	tmp=$(mktemp -d)
+	/usr/bin/python3 -m venv --system-site-packages "$tmp/venv"
+	"$tmp/venv/bin/pip" install -q --no-index --no-build-isolation --disable-pip-version-check ./python
+	CGO_ENABLED=0 go build -o "$tmp/goldset" ./cmd/goldset
+	# run outside the checkout so that `import goldset` is the installed package
+	(cd "$tmp" && "$tmp/venv/bin/python" -c 'import goldset, sys; print("goldset", goldset.__version__, "from", goldset.__file__)' &&
+		GOLDSET_BIN="$tmp/goldset" "$tmp/venv/bin/python" -m pytest -q -p no:cacheprovider "$OLDPWD/python/tests") || rc=$?
+	rm -rf "$tmp"
+	if [ "$rc" = 5 ]; then
+		echo "python tests: pytest collected no tests in python/tests" >&2
+	fi
+	return "$rc"
+}
+
 install_tools
+
+log "python: pip install ./python, then its tests (numpy, torch CPU)"
+python_tests
 
 log "go vet"
 go vet ./...

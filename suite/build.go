@@ -13,10 +13,10 @@ import (
 	"path"
 	"runtime"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 
+	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/gen"
 	"github.com/goldset/goldset/internal/hugemem"
 	"github.com/goldset/goldset/manifests"
@@ -227,6 +227,7 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 					ctx:      ctx,
 					id:       c.ID,
 					seed:     CaseSeed(r, c, o.Secret),
+					tols:     plans[i].tols,
 					sink:     sink,
 					compress: o.Compress,
 					onBytes: func(n int64) {
@@ -285,6 +286,7 @@ type caseCtx struct {
 	ctx      context.Context
 	id       string
 	seed     uint64
+	tols     map[string]*compare.Tolerance // of the case's goldens and truths (the op table's)
 	sink     Sink
 	compress bool
 	onBytes  func(int64)
@@ -317,7 +319,6 @@ type tensorSpec struct {
 	role  string
 	dtype string // logical dtype
 	shape []int64
-	tol   any // compare.Tolerance for outputs
 }
 
 // tensorOut is one tensor being written; several may be open at once.
@@ -455,8 +456,14 @@ func (c *caseCtx) addEntry(ts tensorSpec, rel string) error {
 	if c.compress {
 		t.Compression = "zstd"
 	}
-	if ts.tol != nil {
-		b, err := json.Marshal(ts.tol)
+	if ts.role == roleGolden || ts.role == roleTruth {
+		// Every golden and truth tensor is one of the op's outputs, with the
+		// tolerance the plan chose for its dtype.
+		tol, ok := c.tols[ts.name]
+		if !ok || tol.DType != ts.dtype {
+			return fmt.Errorf("%s %s (%s) is not an output of its op's table", ts.role, ts.name, ts.dtype)
+		}
+		b, err := json.Marshal(tol)
 		if err != nil {
 			return err
 		}
@@ -562,16 +569,6 @@ func (c *caseCtx) write(ts tensorSpec, fill func(*tensorOut) error) error {
 		return err
 	}
 	return t.close()
-}
-
-// Ops returns the names of the ops this package builds.
-func Ops() []string {
-	var out []string
-	for k := range opBuilders {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func defaultJobs() int { return runtime.GOMAXPROCS(0) }

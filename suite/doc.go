@@ -3,6 +3,21 @@
 // (package golden), records tolerances (package compare) and streams the
 // tensors into a Sink (an atomic bundle, or hash-only for regeneration).
 //
+// # The op table
+//
+// Everything the package knows about an op is one value, defined in the
+// op's file (op_matmul.go, op_softmax.go, op_cache.go, op_paged.go,
+// op_quest.go) and registered in the table of op.go: its input, output and
+// aux tensors; plan (params strictly decoded, defaults filled in, sizes
+// checked, a byte estimate, the build); its negative and positive controls
+// (Controls); the compare tolerance family of each output; and an optional
+// grading mask (Quest kmax/kmin). Planning a case asks each output's
+// family for its dtype, so an unknown op, or an output whose family has no
+// row for its dtype, fails before anything is built; a builder writing a
+// golden the table does not list fails too. OpTable (`goldset list --ops`)
+// publishes the table; docs/contributing.md is the recipe for a new op.
+// Storage types come from internal/dtype.
+//
 // # Cases and their tensors
 //
 // Parameters are JSON objects, checked strictly (unknown fields are

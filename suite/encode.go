@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/goldset/goldset/gen"
+	"github.com/goldset/goldset/internal/dtype"
 	"github.com/goldset/goldset/npy"
 )
 
@@ -29,18 +30,18 @@ var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 // viewFloats views raw, the bytes of a tensor of dtype in host order, as
 // its elements: bits for the half dtypes, vals for float32.
 func viewFloats(dtype string, raw []byte) *floatTensor {
-	if dtype == "float32" {
-		return &floatTensor{dtype: dtype, vals: unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/4)}
+	if isFloat32(dtype) {
+		return &floatTensor{dtype: dtype, dt: dtypeOf(dtype), vals: unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/4)}
 	}
-	return &floatTensor{dtype: dtype, bits: unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/2)}
+	return &floatTensor{dtype: dtype, dt: dtypeOf(dtype), bits: unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(raw))), len(raw)/2)}
 }
 
 // slice returns elements lo..hi of a view from viewFloats.
 func (ft *floatTensor) slice(lo, hi int) *floatTensor {
 	if ft.bits != nil {
-		return &floatTensor{dtype: ft.dtype, bits: ft.bits[lo:hi]}
+		return &floatTensor{dtype: ft.dtype, dt: ft.dt, bits: ft.bits[lo:hi]}
 	}
-	return &floatTensor{dtype: ft.dtype, vals: ft.vals[lo:hi]}
+	return &floatTensor{dtype: ft.dtype, dt: ft.dt, vals: ft.vals[lo:hi]}
 }
 
 // toLittleEndian turns elements of size sz written in host order into
@@ -106,33 +107,22 @@ func (t *tensorOut) i32(v []int32) error {
 }
 
 // rounded writes exact float64 values rounded once (RNE) to the tensor's
-// logical dtype: float16, bfloat16 or float32.
-func (t *tensorOut) rounded(dtype string, v []float64) error {
+// logical dtype, a floating row of the dtype table.
+func (t *tensorOut) rounded(name string, v []float64) error {
+	dt := dtypeOf(name)
+	if !dt.IsFloat() {
+		panic("suite: rounded to non-float dtype " + name)
+	}
 	for len(v) > 0 {
 		n := min(len(v), emitChunk)
-		switch dtype {
-		case "float32":
-			b := t.scratch(4 * n)
-			for i, x := range v[:n] {
-				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(x)))
-			}
-			if err := t.emit(b); err != nil {
-				return err
-			}
-		case "float16", "bfloat16":
-			b := t.scratch(2 * n)
-			conv := npy.F16FromF64
-			if dtype == "bfloat16" {
-				conv = npy.BF16FromF64
-			}
-			for i, x := range v[:n] {
-				binary.LittleEndian.PutUint16(b[2*i:], conv(x))
-			}
-			if err := t.emit(b); err != nil {
-				return err
-			}
-		default:
-			panic("suite: rounded to non-float dtype " + dtype)
+		size, err := dt.StorageBytes(int64(n))
+		if err != nil {
+			return err
+		}
+		b := t.scratch(int(size))
+		dt.Encode(b, v[:n])
+		if err := t.emit(b); err != nil {
+			return err
 		}
 		v = v[n:]
 	}
@@ -141,20 +131,20 @@ func (t *tensorOut) rounded(dtype string, v []float64) error {
 
 // genDType maps a logical float dtype to the generator's.
 func genDType(d string) gen.DType {
-	switch d {
-	case "float16":
+	switch dtypeOf(d) {
+	case dtype.Float16:
 		return gen.F16
-	case "bfloat16":
+	case dtype.BFloat16:
 		return gen.BF16
-	case "float32":
+	case dtype.Float32:
 		return gen.F32
 	}
-	panic("suite: not a float dtype: " + d)
+	panic("suite: the generator has no dtype " + d)
 }
 
 // halfToF32 converts fp16/bf16 bits to their exact float32 values.
 func halfToF32(dst []float32, src []uint16, dtype string) {
-	if dtype == "bfloat16" {
+	if isBF16(dtype) {
 		npy.BF16sToF32s(dst, src)
 	} else {
 		npy.F16sToF32s(dst, src)
@@ -162,11 +152,13 @@ func halfToF32(dst []float32, src []uint16, dtype string) {
 }
 
 // floatTensor is a generated floating tensor: its stored form (bits for
-// half types, values for float32) and its exact float32 values.
+// half types, values for float32) and, for half types only when asked for
+// (needVals), its exact float32 values; otherwise vals is nil or scratch.
 type floatTensor struct {
 	dtype string
-	bits  []uint16  // float16/bfloat16 storage
-	vals  []float32 // exact values (float32 storage for float32)
+	dt    dtype.DType // dtype's table row
+	bits  []uint16    // float16/bfloat16 storage
+	vals  []float32   // exact values (float32 storage for float32)
 }
 
 // normalTensor draws n values of scale*N(0,1) from stream s at offset at,
@@ -179,11 +171,11 @@ func normalTensor(s gen.Stream, dtype string, n int, at int64, scale float64) fl
 // their bits (for tensors that are written and copied bit for bit, which
 // saves faulting in a float32 copy).
 func normalValues(s gen.Stream, dtype string, n int, at int64, scale float64, needVals bool) floatTensor {
-	ft := floatTensor{dtype: dtype}
-	if dtype == "float32" || needVals {
+	ft := floatTensor{dtype: dtype, dt: dtypeOf(dtype)}
+	if isFloat32(dtype) || needVals {
 		ft.vals = make([]float32, n)
 	}
-	if dtype == "float32" {
+	if isFloat32(dtype) {
 		gen.Parallel(0, at, n, func(lo, hi int) {
 			gen.Normal(s, ft.vals[lo:hi], at+int64(lo), gen.F32, scale)
 		})
@@ -200,13 +192,13 @@ func normalValues(s gen.Stream, dtype string, n int, at int64, scale float64, ne
 	return ft
 }
 
-// sync re-derives the stored bits from vals after vals were edited (the
+// syncBits re-derives the stored bits from vals after vals were edited (the
 // edits must be representable in dtype).
 func (ft *floatTensor) syncBits() {
 	if ft.bits == nil {
 		return
 	}
-	if ft.dtype == "bfloat16" {
+	if isBF16(ft.dtype) {
 		npy.BF16sFromF32s(ft.bits, ft.vals)
 	} else {
 		npy.F16sFromF32s(ft.bits, ft.vals)
@@ -215,17 +207,35 @@ func (ft *floatTensor) syncBits() {
 
 // set stores v (rounded to dtype) at i, keeping bits and vals in step.
 func (ft *floatTensor) set(i int, v float64) {
-	switch ft.dtype {
-	case "float32":
-		ft.vals[i] = float32(v)
-	case "float16":
-		ft.bits[i] = npy.F16FromF64(v)
-		ft.vals[i] = npy.F16ToF32(ft.bits[i])
-	case "bfloat16":
+	// Fast paths for the hot half types (hostile NaN fills, planting run
+	// per element); the table's Round and Widen give the same bits.
+	switch ft.dt {
+	case dtype.BFloat16:
 		ft.bits[i] = npy.BF16FromF64(v)
 		ft.vals[i] = npy.BF16ToF32(ft.bits[i])
+		return
+	case dtype.Float16:
+		ft.bits[i] = npy.F16FromF64(v)
+		ft.vals[i] = npy.F16ToF32(ft.bits[i])
+		return
+	case 0:
+		panic("suite: floatTensor without its dtype row")
 	}
+	bits := ft.dt.Round(v)
+	if ft.bits == nil { // float32 storage: the bits are the value
+		ft.vals[i] = math.Float32frombits(uint32(bits))
+		return
+	}
+	ft.bits[i] = uint16(bits)
+	ft.vals[i] = float32(ft.dt.Widen(bits)) // exact: a half value
 }
+
+// isBF16 reports whether a validated dtype name is bfloat16.
+func isBF16(name string) bool { return dtypeOf(name) == dtype.BFloat16 }
+
+// isFloat32 reports whether a validated dtype name is float32 (stored as
+// floatTensor values rather than half bits).
+func isFloat32(name string) bool { return dtypeOf(name) == dtype.Float32 }
 
 // write emits the stored form.
 func (ft *floatTensor) write(t *tensorOut) error {

@@ -1,6 +1,8 @@
 package suite
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goldset/goldset/internal/safefile"
 	"github.com/goldset/goldset/manifests"
 )
 
@@ -79,46 +82,99 @@ func parseShardField(s string) (int, int, error) {
 	return i - 1, n, nil
 }
 
-// MergeBundles verifies each shard bundle and writes the merged bundle to
-// out atomically. Files are hard-linked when possible, else copied.
+// ErrShardCorrupt is returned when a shard bundle fails verification.
+var ErrShardCorrupt = errors.New("shard fails verification")
+
+// ErrMergeTarget is returned when the merge target is, contains or lies
+// inside one of the shards being merged.
+var ErrMergeTarget = errors.New("merge target overlaps an input shard")
+
+// MergeOptions configure MergeBundlesContext.
+type MergeOptions struct {
+	Jobs      int  // files verified in parallel
+	Overwrite bool // replace an existing merged bundle of the same suite
+	// Progress, when set, is called with the bytes verified and copied so
+	// far and the total (each byte counts twice: verified, then placed).
+	Progress func(done, total int64)
+	// OnReplace, when set, is called before anything is written if an
+	// existing bundle at out will be replaced.
+	OnReplace func(old *manifests.Manifest)
+}
+
+// MergeBundles is MergeBundlesContext without cancellation or overwrite.
 func MergeBundles(dirs []string, out string, jobs int) (*manifests.Manifest, error) {
+	return MergeBundlesContext(context.Background(), dirs, out, MergeOptions{Jobs: jobs})
+}
+
+// MergeBundlesContext verifies each shard bundle and writes the merged
+// bundle to out atomically. Files are hard-linked when possible, else
+// copied; every file must be a regular file inside its shard (links are
+// refused, never copied). out may not be one of the shards, nor contain one
+// or lie inside one (ErrMergeTarget); an existing out is replaced only with
+// Overwrite when it is a bundle of the same suite (manifests.Owned).
+func MergeBundlesContext(ctx context.Context, dirs []string, out string, o MergeOptions) (*manifests.Manifest, error) {
+	if err := checkMergeTarget(dirs, out); err != nil {
+		return nil, err
+	}
 	var ms []*manifests.Manifest
 	src := make(map[string]string) // tensor path -> shard dir
+	var total, done int64
 	for _, d := range dirs {
 		m, err := manifests.ReadManifest(d)
 		if err != nil {
 			return nil, err
 		}
-		if probs := manifests.Verify(d, m, jobs); len(probs) > 0 {
-			return nil, fmt.Errorf("suite: merge: shard %s fails verification: %s (and %d more)", d, probs[0], len(probs)-1)
+		for _, c := range m.Cases {
+			for _, t := range c.Tensors {
+				total += 2 * t.Bytes
+			}
+		}
+		ms = append(ms, m)
+	}
+	for i, d := range dirs {
+		m := ms[i]
+		base := done
+		probs, err := manifests.VerifyContext(ctx, d, m, o.Jobs, func(n, _ int64) {
+			if o.Progress != nil {
+				o.Progress(base+n, total)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(probs) > 0 {
+			return nil, fmt.Errorf("suite: merge: shard %s: %w: %s (and %d more)", d, ErrShardCorrupt, probs[0], len(probs)-1)
 		}
 		for _, c := range m.Cases {
 			for _, t := range c.Tensors {
 				src[t.Path] = d
+				done += t.Bytes
 			}
 		}
-		ms = append(ms, m)
 	}
 	m, err := MergeManifests(ms)
 	if err != nil {
 		return nil, err
 	}
-	bw, err := manifests.CreateBundle(out)
+	bw, err := manifests.CreateBundleWith(out, manifests.CreateOptions{Suite: m.Suite, Overwrite: o.Overwrite})
 	if err != nil {
 		return nil, err
 	}
 	defer bw.Abort()
+	if bw.Replaces != nil && o.OnReplace != nil {
+		o.OnReplace(bw.Replaces)
+	}
 	for _, c := range m.Cases {
 		for _, t := range c.Tensors {
-			from := filepath.Join(src[t.Path], filepath.FromSlash(t.Path))
-			to := filepath.Join(bw.Dir(), filepath.FromSlash(t.Path))
-			if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			if err := os.Link(from, to); err != nil {
-				if err := copyFile(from, to); err != nil {
-					return nil, err
-				}
+			if err := placeFile(src[t.Path], t.Path, filepath.Join(bw.Dir(), filepath.FromSlash(t.Path))); err != nil {
+				return nil, fmt.Errorf("suite: merge: %w", err)
+			}
+			done += t.Bytes
+			if o.Progress != nil {
+				o.Progress(done, total)
 			}
 		}
 	}
@@ -128,12 +184,61 @@ func MergeBundles(dirs []string, out string, jobs int) (*manifests.Manifest, err
 	return m, nil
 }
 
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
+// checkMergeTarget refuses an out that is, holds or lies in a shard.
+func checkMergeTarget(dirs []string, out string) error {
+	ao, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	oi, oerr := os.Stat(out)
+	for _, d := range dirs {
+		ad, err := filepath.Abs(bundleRoot(d))
+		if err != nil {
+			return err
+		}
+		if di, err := os.Stat(ad); err == nil && oerr == nil && os.SameFile(oi, di) {
+			return fmt.Errorf("suite: merge: %w: --out %s is the shard %s", ErrMergeTarget, out, d)
+		}
+		if within(ao, ad) || within(ad, ao) {
+			return fmt.Errorf("suite: merge: %w: --out %s and the shard %s contain one another", ErrMergeTarget, out, d)
+		}
+	}
+	return nil
+}
+
+// bundleRoot is the bundle directory of a path naming it or its manifest.
+func bundleRoot(p string) string {
+	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+		return filepath.Dir(p)
+	}
+	return p
+}
+
+func within(a, b string) bool {
+	r, err := filepath.Rel(b, a)
+	return err == nil && filepath.IsLocal(r) || a == b
+}
+
+// placeFile hard-links or copies the regular file rel of shard dir to to.
+func placeFile(dir, rel, to string) error {
+	in, err := safefile.OpenIn(bundleRoot(dir), rel) // refuses links, FIFOs, devices
 	if err != nil {
 		return err
 	}
 	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	if err := os.Link(filepath.Join(bundleRoot(dir), filepath.FromSlash(rel)), to); err == nil {
+		// Linked the file that was just checked, unless it was swapped
+		// in between: compare identities.
+		li, err1 := os.Lstat(to)
+		fi, err2 := in.Stat()
+		if err1 == nil && err2 == nil && os.SameFile(li, fi) {
+			return nil
+		}
+		os.Remove(to)
+	}
 	outF, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err

@@ -1,17 +1,15 @@
 package suite
 
 import (
-	"encoding/json"
 	"math"
 	"slices"
 
 	"github.com/goldset/goldset/gen"
 	"github.com/goldset/goldset/golden"
 	"github.com/goldset/goldset/internal/hugemem"
-	"github.com/goldset/goldset/npy"
 )
 
-// pagedParams are the inputs shared by paged_attention and quest (ops.md §4).
+// pagedParams are the inputs shared by paged_attention and quest (docs/spec.md §4).
 type pagedParams struct {
 	Hq    int    `json:"hq"`
 	Hkv   int    `json:"hkv"`
@@ -354,7 +352,7 @@ func (s *kvSource) fillHeads(ft *floatTensor, at int64, needVals bool, heads []b
 	var lo, hi int64 = -1, -1 // the pending run, block-relative
 	flush := func() {
 		if lo < hi {
-			sub := floatTensor{dtype: ft.dtype, vals: ft.vals[lo:hi]}
+			sub := floatTensor{dtype: ft.dtype, dt: ft.dt, vals: ft.vals[lo:hi]}
 			if ft.bits != nil {
 				sub.bits = ft.bits[lo:hi]
 			}
@@ -403,9 +401,9 @@ func fillValues(ft *floatTensor, s gen.Stream, at int64, needVals bool) {
 }
 
 func newBlockBuf(dtype string, n int) *floatTensor {
-	ft := &floatTensor{dtype: dtype, vals: make([]float32, n)}
+	ft := &floatTensor{dtype: dtype, dt: dtypeOf(dtype), vals: make([]float32, n)}
 	hugemem.Advise(ft.vals) // a no-op below 4 MiB
-	if dtype != "float32" {
+	if !isFloat32(dtype) {
 		ft.bits = make([]uint16, n)
 		hugemem.Advise(ft.bits)
 	}
@@ -480,10 +478,10 @@ func (s *kvSource) gather(dst *floatTensor, b int, bufs []*floatTensor, want fun
 			}
 			p := int(s.l.bt[b*s.l.maxb+i])
 			if dst.bits != nil {
-				s.blockHeads(&floatTensor{dtype: s.dtype, vals: bufs[w].vals, bits: dst.bits[i*be : (i+1)*be]}, p, false, heads)
+				s.blockHeads(&floatTensor{dtype: s.dtype, dt: dtypeOf(s.dtype), vals: bufs[w].vals, bits: dst.bits[i*be : (i+1)*be]}, p, false, heads)
 				continue
 			}
-			s.blockHeads(&floatTensor{dtype: s.dtype, vals: dst.vals[i*be : (i+1)*be]}, p, true, heads)
+			s.blockHeads(&floatTensor{dtype: s.dtype, dt: dtypeOf(s.dtype), vals: dst.vals[i*be : (i+1)*be]}, p, true, heads)
 		}
 	})
 }
@@ -515,14 +513,9 @@ func needleKeys(l *layout, q []float32, dtype string) [][]float64 {
 	return out
 }
 
-func roundTo(dtype string, v float64) float64 {
-	switch dtype {
-	case "float16":
-		return npy.F16ToF64(npy.F16FromF64(v))
-	case "bfloat16":
-		return float64(npy.BF16ToF32(npy.BF16FromF64(v)))
-	}
-	return float64(float32(v))
+func roundTo(name string, v float64) float64 {
+	dt := dtypeOf(name)
+	return dt.Widen(dt.Round(v))
 }
 
 // pagedInputs generates the query (with NegativeQ applied) and the KV sources.
@@ -617,10 +610,10 @@ type seqScratch struct {
 func newSeqScratch(l *layout, dtype string) *seqScratch {
 	maxNB := slices.Max(l.nb)
 	be := l.blockElems()
-	s := &seqScratch{k: &floatTensor{dtype: dtype}, v: &floatTensor{dtype: dtype}, bt: make([]int32, maxNB)}
+	s := &seqScratch{k: &floatTensor{dtype: dtype, dt: dtypeOf(dtype)}, v: &floatTensor{dtype: dtype, dt: dtypeOf(dtype)}, bt: make([]int32, maxNB)}
 	for _, ft := range []*floatTensor{s.k, s.v} {
 		// The largest buffers of a paged case: fresh memory, huge pages.
-		if dtype == "float32" {
+		if isFloat32(dtype) {
 			ft.vals = make([]float32, maxNB*be)
 			hugemem.Advise(ft.vals)
 		} else {
@@ -645,7 +638,7 @@ func (sc *seqScratch) gather(ks, vs *kvSource, b int) {
 
 // halfType is the golden kernels' name for a half dtype.
 func halfType(dtype string) golden.HalfType {
-	if dtype == "bfloat16" {
+	if isBF16(dtype) {
 		return golden.BF16
 	}
 	return golden.F16
@@ -680,76 +673,4 @@ func (sc *seqScratch) blockMetadata(kmax, kmin []float64, cl []int32, dims golde
 // seqDims are the dims of one gathered sequence (identity block table).
 func seqDims(p *pagedParams, nb int) golden.AttentionDims {
 	return golden.AttentionDims{B: 1, Hq: p.Hq, Hkv: p.Hkv, D: p.D, NB: nb, BS: p.BS, MAXB: nb}
-}
-
-// ---- paged_attention (ops.md §4) ----
-
-func planPagedAttention(raw json.RawMessage) (*casePlan, error) {
-	var p pagedParams
-	p.PadValue = -1
-	if err := decodeParams(raw, &p); err != nil {
-		return nil, err
-	}
-	if err := p.fill(); err != nil {
-		return nil, err
-	}
-	if p.Needle == "exclude" {
-		return nil, errParams("needle \"exclude\" is a quest placement")
-	}
-	return &casePlan{params: canonical(p), bytes: p.estimateBytes(), build: func(c *caseCtx) error { return buildPagedAttention(c, &p) }}, nil
-}
-
-// estimateBytes approximates the tensor bytes (for progress only).
-func (p *pagedParams) estimateBytes() int64 {
-	var tokens int64
-	B := len(p.ContextLens)
-	if B > 0 {
-		for _, l := range p.ContextLens {
-			tokens += int64((l+p.BS-1)/p.BS) * int64(p.BS)
-		}
-	} else {
-		B = p.B
-		tokens = int64(float64(p.B) * p.LenMean)
-	}
-	tokens += int64(p.MinBlock+p.ExtraBlocks) * int64(p.BS)
-	return 2*tokens*int64(p.Hkv*p.D)*dtypeSize(p.DType) + int64(B*p.Hq*p.D)*(dtypeSize(p.DType)+4)
-}
-
-func buildPagedAttention(c *caseCtx, p *pagedParams) error {
-	l, err := newLayout(c, p)
-	if err != nil {
-		return err
-	}
-	layoutInfo(c, l)
-	q, ks, vs := pagedInputs(c, p, l)
-	B := len(l.lens)
-	out := make([]float64, B*p.Hq*p.D)
-	lse := make([]float64, B*p.Hq)
-	W := seqWorkers()
-	scs := make([]*seqScratch, W)
-	for w := range scs {
-		scs[w] = newSeqScratch(l, p.DType)
-	}
-	err = whileWriting(func(gate func(int), stopped func() bool) error {
-		return forOrdered(W, 2*W, B, gate, func(b, w int) error {
-			if err := c.ctx.Err(); err != nil {
-				return err
-			}
-			if stopped() {
-				return errWriteFailed
-			}
-			sc, nb := scs[w], l.nb[b]
-			sc.gather(ks, vs, b)
-			return sc.pagedAttention(out[b*p.Hq*p.D:(b+1)*p.Hq*p.D], lse[b*p.Hq:(b+1)*p.Hq],
-				q.vals[b*p.Hq*p.D:(b+1)*p.Hq*p.D], []int32{int32(l.lens[b])}, seqDims(p, nb), p.Scale)
-		}, func(int) error { c.tick(); return nil })
-	}, func() error { return writePagedInputs(c, p, l, &q, ks, vs, nil) })
-	if err != nil {
-		return err
-	}
-	shape := []int64{int64(B), int64(p.Hq), int64(p.D)}
-	if err := c.writeOutput("paged_attention", "out", p.DType, shape, out); err != nil {
-		return err
-	}
-	return c.writeRounded(tensorSpec{name: "lse", role: roleGolden, dtype: "float32", shape: []int64{int64(B), int64(p.Hq)}, tol: tolerance("paged_attention", "lse", "float32")}, lse)
 }

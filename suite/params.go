@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+
+	"github.com/goldset/goldset/internal/dtype"
 )
 
 // Size limits keep a typo in a recipe from asking for terabytes.
@@ -55,28 +58,40 @@ func checkRange(name string, v, lo, hi int) error {
 	return nil
 }
 
+// inputDTypes are the storage types of the current ops' floating inputs
+// and outputs (floatTensor holds fp16/bf16 bits or float32 values).
+var inputDTypes = []dtype.DType{dtype.Float16, dtype.BFloat16, dtype.Float32}
+
 func checkFloatDType(name, d string) error {
-	switch d {
-	case "float16", "bfloat16", "float32":
+	if dt, err := dtype.Parse(d); err == nil && slices.Contains(inputDTypes, dt) {
 		return nil
 	}
 	return errParams("%s %q: want float16, bfloat16 or float32", name, d)
 }
 
-func checkHalfDType(name, d string) error {
-	switch d {
-	case "float16", "bfloat16":
-		return nil
+// dtypeOf returns the table row of a dtype name the plan validated (a name
+// that is not in the table is a programming error).
+func dtypeOf(name string) dtype.DType {
+	dt, ok := dtypeByName[name]
+	if !ok {
+		_, err := dtype.Parse(name)
+		panic("suite: " + err.Error())
 	}
-	return errParams("%s %q: want float16 or bfloat16", name, d)
+	return dt
 }
 
-func dtypeSize(d string) int64 {
-	if d == "float32" {
-		return 4
+// dtypeByName indexes the dtype table by name: dtypeOf runs per element in
+// places (floatTensor.set), where dtype.Parse's scan would show.
+var dtypeByName = func() map[string]dtype.DType {
+	m := make(map[string]dtype.DType)
+	for _, d := range dtype.All() {
+		m[d.Name()] = d
 	}
-	return 2
-}
+	return m
+}()
+
+// dtypeSize returns the bytes per element of a validated dtype.
+func dtypeSize(d string) int64 { return int64(dtypeOf(d).ItemSize()) }
 
 func checkElems(name string, dims ...int) (int64, error) {
 	n := int64(1)

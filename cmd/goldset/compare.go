@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/manifests"
-	"github.com/goldset/goldset/npy"
 	"github.com/goldset/goldset/suite"
 )
 
@@ -21,6 +20,8 @@ type compareOptions struct {
 	caseID  string
 	outputs []string // NAME=FILE.npy
 	json    bool
+	partial bool
+	quiet   bool
 }
 
 func newCompareCmd(s *streams) *cobra.Command {
@@ -29,44 +30,102 @@ func newCompareCmd(s *streams) *cobra.Command {
 		Use:   "compare BUNDLE --case ID --output NAME=FILE.npy...",
 		Short: "Judge a kernel's outputs against a case's goldens",
 		Long: `compare loads each candidate output (any float .npy: <f2, <f4, <f8, or <u2
-holding bfloat16 bits when the golden is bfloat16; integers for index
-outputs), compares it with the case's golden under the tolerance recorded in
-the manifest (ops.md §6) and prints a report: max abs and rel error, mismatch
-count and ratio, relative L2, cosine, max ULP, NaN/Inf mismatches, worst and
-first mismatching indices, the share of elements with relative error > 1e-3,
-and PASS/FAIL naming the binding rule. Floating goldens are compared against
-the float32 truth when the bundle has it (the exact result), in the units of
-the output dtype.
+holding bfloat16 bits when the golden is bfloat16; any integer .npy, <i4,
+<i8, <u2 or |u1, for index outputs), compares it with the case's golden under
+the tolerance recorded in the manifest (ops.md §6) and prints a report: max
+abs and rel error, mismatch count and ratio, relative L2, cosine, max ULP,
+NaN/Inf mismatches, worst and first mismatching indices, the share of
+elements with relative error > 1e-3, and PASS/FAIL naming the binding rule.
+Floating goldens are compared against the float32 truth when the bundle has
+it (the exact result), in the units of the output dtype.
+
+Every graded output of the case must be given, each once; --partial judges
+only those given and lists the ones skipped. The golden and truth files are
+checked against the manifest's sha256 before they are used, and a
+candidate's header (shape, dtype, byte order, memory order) is judged before
+its data is read. Candidates must be regular files (no links, FIFOs or
+devices).
 
 Exit status: 0 when every output passes, 3 when one fails (a wrong shape or
-dtype counts as a failure), 1 when the inputs cannot be read.`,
-		Example: `  goldset compare out/stage2-paged --case pa-edge-g4-bf16 --output out=my_out.npy
+dtype, or a golden failing its sha256, counts as a failure), 2 for an unknown
+case or output name, 1 when a file cannot be read.`,
+		Example: `  goldset compare out/stage2-paged --case pa-edge-g4-bf16 --output out=my_out.npy --output lse=my_lse.npy
+  goldset compare out/stage1-basic --case sm-781-fp16 --output y=y.npy --partial
   goldset compare out/stage2-paged --case quest-planted-k8-bf16 \
       --output selected=sel.npy --output out=o.npy --output lse=lse.npy --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
-			return runCompare(cmd.Context(), o, s.out)
+			return runCompare(cmd.Context(), o, s.out, s.err)
 		},
 	}
 	cmd.Flags().StringVar(&o.caseID, "case", "", "case id (required)")
 	cmd.Flags().StringArrayVar(&o.outputs, "output", nil, "NAME=FILE.npy: a candidate for the golden tensor NAME (repeatable)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the reports as JSON")
+	cmd.Flags().BoolVar(&o.partial, "partial", false, "judge only the outputs given (the others are listed as skipped)")
+	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
 	cmd.MarkFlagRequired("case")
 	cmd.MarkFlagRequired("output")
+	cmd.RegisterFlagCompletionFunc("case", completeBundleCases)
 	return cmd
 }
 
 type compareResult struct {
+	OK      bool             `json:"ok"`
 	Bundle  string           `json:"bundle"`
 	Case    string           `json:"case"`
 	Status  string           `json:"status"`
+	Partial bool             `json:"partial"`
+	Skipped []string         `json:"skipped"`
 	Reports []compare.Report `json:"reports"`
 }
 
-func runCompare(ctx context.Context, o compareOptions, w io.Writer) error {
+// candidateSpec is one --output NAME=FILE.
+type candidateSpec struct{ name, file string }
+
+// parseOutputs checks the --output values against the case's graded outputs:
+// NAME=FILE form, known names, no name twice, all of them unless partial.
+func parseOutputs(c *manifests.Case, specs []string, partial bool) ([]candidateSpec, []string, error) {
+	var graded []string
+	for _, t := range c.Tensors {
+		if t.Role == manifests.RoleGolden {
+			graded = append(graded, t.Name)
+		}
+	}
+	var out []candidateSpec
+	given := map[string]bool{}
+	for _, spec := range specs {
+		name, file, ok := strings.Cut(spec, "=")
+		if !ok || name == "" || file == "" {
+			return nil, nil, usagef("--output %q: want NAME=FILE.npy", spec)
+		}
+		if !slices.Contains(graded, name) {
+			return nil, nil, usagef("case %s has %v %q (outputs: %s)", c.ID, suite.ErrNoOutput, name, strings.Join(graded, ", "))
+		}
+		if given[name] {
+			return nil, nil, usagef("--output %s given twice", name)
+		}
+		given[name] = true
+		out = append(out, candidateSpec{name, file})
+	}
+	var skipped []string
+	for _, g := range graded {
+		if !given[g] {
+			skipped = append(skipped, g)
+		}
+	}
+	if len(skipped) > 0 && !partial {
+		return nil, nil, usagef("case %s has %d graded outputs; missing --output for %s (or pass --partial to judge only some)", c.ID, len(graded), strings.Join(skipped, ", "))
+	}
+	return out, skipped, nil
+}
+
+func runCompare(ctx context.Context, o compareOptions, w, errw io.Writer) error {
 	m, err := manifests.ReadManifest(o.bundle)
 	if err != nil {
+		if errors.Is(err, manifests.ErrInvalid) || errors.Is(err, manifests.ErrSchema) {
+			return failure{err}
+		}
 		return err
 	}
 	dir := bundleDir(o.bundle)
@@ -76,15 +135,18 @@ func runCompare(ctx context.Context, o compareOptions, w io.Writer) error {
 		for _, cc := range m.Cases {
 			ids = append(ids, cc.ID)
 		}
-		return fmt.Errorf("bundle %s has no case %q (cases: %s)", o.bundle, o.caseID, strings.Join(ids, ", "))
+		return usagef("bundle %s has no case %q (cases: %s)", o.bundle, o.caseID, strings.Join(ids, ", "))
 	}
-	res := compareResult{Bundle: o.bundle, Case: c.ID, Status: compare.Pass}
-	for _, spec := range o.outputs {
-		name, file, ok := strings.Cut(spec, "=")
-		if !ok || name == "" || file == "" {
-			return usagef("--output %q: want NAME=FILE.npy", spec)
-		}
-		rep, err := compareOutput(dir, c, name, file)
+	specs, skipped, err := parseOutputs(c, o.outputs, o.partial)
+	if err != nil {
+		return err
+	}
+	res := compareResult{Bundle: o.bundle, Case: c.ID, Status: compare.Pass, Partial: len(skipped) > 0, Skipped: skipped}
+	if res.Skipped == nil {
+		res.Skipped = []string{}
+	}
+	for _, sp := range specs {
+		rep, err := compareOutput(ctx, dir, c, sp.name, sp.file, newByteProgress(errw, "compare "+sp.name, o.quiet || o.json))
 		if err != nil {
 			return err
 		}
@@ -93,12 +155,11 @@ func runCompare(ctx context.Context, o compareOptions, w io.Writer) error {
 		}
 		res.Reports = append(res.Reports, rep)
 	}
+	res.OK = res.Status == compare.Pass
 	if o.json {
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
+		if err := writeJSON(w, res); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "%s\n", b)
 	} else {
 		fmt.Fprintf(w, "case %s (%s) of %s\n", c.ID, c.Op, o.bundle)
 		for _, r := range res.Reports {
@@ -113,6 +174,9 @@ func runCompare(ctx context.Context, o compareOptions, w io.Writer) error {
 			}
 			r.WriteText(w)
 		}
+		if len(skipped) > 0 {
+			fmt.Fprintf(w, "\nskipped (--partial, not judged): %s\n", strings.Join(skipped, ", "))
+		}
 		fmt.Fprintf(w, "\n%s\n", res.Status)
 	}
 	if res.Status != compare.Pass {
@@ -122,50 +186,22 @@ func runCompare(ctx context.Context, o compareOptions, w io.Writer) error {
 }
 
 // compareOutput judges one candidate file against the golden tensor name.
-func compareOutput(dir string, c *manifests.Case, name, file string) (compare.Report, error) {
+// The golden (and truth) are read through manifests.LoadTensor, which
+// refuses a file whose sha256 is not the manifest's.
+func compareOutput(ctx context.Context, dir string, c *manifests.Case, name, file string, pr *byteProgress) (compare.Report, error) {
 	gt := c.Tensor(name)
-	if gt == nil || gt.Role != manifests.RoleGolden {
-		return suite.JudgeOutput(dir, c, name, nil) // names the case's outputs
+	got, err := compare.ReadCandidate(ctx, file, gt.DType, gt.Shape, pr.update)
+	pr.finish()
+	if errors.Is(err, compare.ErrCandidate) {
+		// Shape and dtype are judged before any value: a failure, not an error.
+		return compare.Report{Name: name, DType: gt.DType, Shape: gt.Shape, Status: compare.Fail, Failed: []string{err.Error()}}, nil
 	}
-	h, data, err := npy.ReadFile(file)
 	if err != nil {
 		return compare.Report{}, err
 	}
-	// Shape and dtype are judged before any value: a failure, not an error.
-	fail := func(why string) (compare.Report, error) {
-		return compare.Report{Name: name, DType: gt.DType, Shape: gt.Shape, Status: compare.Fail, Failed: []string{why}}, nil
+	rep, err := suite.JudgeOutput(dir, c, name, got)
+	if errors.Is(err, manifests.ErrMismatch) {
+		return rep, failure{fmt.Errorf("the bundle's reference for %s cannot be trusted: %w", name, err)}
 	}
-	if !slices.Equal(h.Shape, gt.Shape) {
-		return fail(fmt.Sprintf("shape: candidate %s has shape %v, golden %v", file, h.Shape, gt.Shape))
-	}
-	if err := candidateDTypeOK(h.Descr, gt.DType); err != nil {
-		return fail(fmt.Sprintf("dtype: candidate %s: %v", file, err))
-	}
-	got, err := compare.Decode(h.Descr, gt.DType == "bfloat16" && h.Descr == npy.Uint16, data)
-	if err != nil {
-		return compare.Report{}, fmt.Errorf("candidate %s: %w", file, err)
-	}
-	return suite.JudgeOutput(dir, c, name, got)
-}
-
-// candidateDTypeOK accepts any float encoding for float goldens and an
-// integer encoding for integer goldens.
-func candidateDTypeOK(d npy.DType, golden string) error {
-	switch golden {
-	case "int32", "int64":
-		if d == npy.Int32 || d == npy.Int64 {
-			return nil
-		}
-		return fmt.Errorf("%s for an %s output (want <i4 or <i8)", d, golden)
-	case "bfloat16":
-		if d == npy.Uint16 || d == npy.Float32 || d == npy.Float64 {
-			return nil
-		}
-		return fmt.Errorf("%s for a bfloat16 output (want <u2 bf16 bits, <f4 or <f8)", d)
-	}
-	switch d {
-	case npy.Float16, npy.Float32, npy.Float64:
-		return nil
-	}
-	return fmt.Errorf("%s for a %s output (want <f2, <f4 or <f8)", d, golden)
+	return rep, err
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"runtime"
 
@@ -46,7 +44,7 @@ Exit status: 0 when identical, 3 when they differ, 1 on error.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
-	cmd.Flags().IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "tensors compared in parallel")
+	posIntVarP(cmd.Flags(), &o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "tensors compared in parallel")
 	cmd.Flags().Int64Var(&o.valuesLimit, "values-limit", 0, "skip value comparison for files larger than this many bytes (0: no limit, -1: never compare values)")
 	return cmd
 }
@@ -57,11 +55,9 @@ func runDiff(ctx context.Context, o diffOptions, w io.Writer) error {
 		return err
 	}
 	if o.json {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
+		if err := writeJSON(w, rep); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "%s\n", b)
 	} else if err := rep.WriteText(w); err != nil {
 		return err
 	}

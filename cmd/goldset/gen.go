@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,9 @@ type genOptions struct {
 	traceFile  string
 	recipes    []string
 	command    string
+	overwrite  bool
+	dryRun     bool
+	noSpace    bool
 }
 
 func newGenCmd(s *streams) *cobra.Command {
@@ -44,12 +48,19 @@ func newGenCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gen [SUITE...]",
 		Short: "Generate bundles (inputs, goldens, manifest) for embedded suites",
-		Long: `gen builds the named embedded suites (all of them when none is named) into
-OUT/<suite>/, each a bundle of .npy files and a manifest.json. The same recipe
-gives byte-identical bundles on every run, machine and --jobs value.
+		Long: `gen builds the named embedded suites into OUT/<suite>/, each a bundle of .npy
+files and a manifest.json. With no suite named it builds the contest suites
+(those marked "default" in 'goldset list'; not the benchmark-only peer-sizes).
+The same recipe gives byte-identical bundles on every run, machine and --jobs
+value.
+
+Before writing, gen prints the plan (bundles, cases, estimated size) and
+refuses when the file system lacks the space; --dry-run prints the plan only.
 
 Bundles are written atomically: into a temporary directory beside the target,
-renamed into place when complete. Ctrl-C leaves no partial bundle.
+renamed into place when complete. Ctrl-C leaves no partial bundle. An
+existing target is replaced only with --overwrite, and only when it is a
+goldset bundle of the same suite holding nothing else; gen says so first.
 
 With --from MANIFEST it rebuilds the bundle a manifest describes, from the
 manifest alone, and checks every sha256 (exit 3 naming what differs).
@@ -62,12 +73,14 @@ Sharding: --shard i/n builds every n-th case starting at the i-th (1-based);
 when --shard is not given, $JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or
 $SLURM_ARRAY_TASK_ID with $GOLDSET_SHARDS set gives it. Join shards with
 'goldset merge'.`,
-		Example: `  goldset gen                                   # every embedded suite into ./out
-  goldset gen stage1-basic --out /data/goldset
+		Example: `  goldset gen --dry-run                         # what the default build writes, and its size
+  goldset gen                                   # the contest suites into ./out
+  goldset gen stage1-basic --out /data/goldset --overwrite
   goldset gen stage2-paged --split public --jobs 2 --quiet
   goldset gen --from shared/manifest.json --out rebuilt
   goldset gen --recipe my-suite.json --out out
   goldset gen stage2-paged --shard 2/4 --out shards`,
+		ValidArgsFunction: completeSuites,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.suites = args
 			o.command = strings.Join(os.Args, " ")
@@ -76,9 +89,12 @@ $SLURM_ARRAY_TASK_ID with $GOLDSET_SHARDS set gives it. Join shards with
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.out, "out", "o", "out", "output directory; each suite goes to OUT/<suite>")
-	f.StringSliceVar(&o.splits, "split", nil, "splits to build: public, benchmark, hidden (default public,benchmark; hidden too with a secret)")
+	f.Var(&enumSlice{p: &o.splits, allowed: []string{manifests.SplitPublic, manifests.SplitBenchmark, manifests.SplitHidden}}, "split", "splits to build: public, benchmark, hidden (default public,benchmark; hidden too with a secret)")
 	f.StringSliceVar(&o.cases, "case", nil, "build only these case ids (one suite only)")
-	f.IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "cases built at once (output never depends on it)")
+	posIntVarP(f, &o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "cases built at once (output never depends on it)")
+	f.BoolVar(&o.overwrite, "overwrite", false, "replace an existing bundle of the same suite")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be built and its size, write nothing")
+	f.BoolVar(&o.noSpace, "no-space-check", false, "build even when the free space looks short (a full disk still fails cleanly, leaving nothing)")
 	f.StringVar(&o.compress, "compress", "", `compress tensors: "zstd" (hashes stay over the .npy bytes)`)
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
 	f.BoolVar(&o.json, "json", false, "print a JSON summary of each bundle on stdout")
@@ -89,6 +105,7 @@ $SLURM_ARRAY_TASK_ID with $GOLDSET_SHARDS set gives it. Join shards with
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (diagnostics)")
 	f.StringVar(&o.traceFile, "trace", "", "write a Go execution trace to this file (diagnostics: go tool trace FILE)")
 	f.BoolVar(&o.noFsync, "no-fsync", false, "skip fsync before the final rename (faster; a power loss may leave an incomplete bundle, a crash still cannot)")
+	cmd.RegisterFlagCompletionFunc("case", completeRecipeCases)
 	return cmd
 }
 
@@ -106,8 +123,15 @@ func parseShard(s string) (suite.Shard, error) {
 			}
 		}
 		n := os.Getenv("GOLDSET_SHARDS")
-		if idx == "" || n == "" {
+		if idx == "" && n == "" {
 			return suite.Shard{}, nil
+		}
+		if n == "" {
+			// Every pod of the job would build everything.
+			return suite.Shard{}, usagef("the batch system sets the shard index (%s) but GOLDSET_SHARDS is not set: set it to the number of shards, or pass --shard 1/1 to build everything", shardIndexVar())
+		}
+		if idx == "" {
+			return suite.Shard{}, usagef("GOLDSET_SHARDS=%q is set but neither JOB_COMPLETION_INDEX nor SLURM_ARRAY_TASK_ID is: pass --shard i/n", n)
 		}
 		i, err1 := strconv.Atoi(idx)
 		c, err2 := strconv.Atoi(n)
@@ -123,6 +147,13 @@ func parseShard(s string) (suite.Shard, error) {
 		return suite.Shard{}, usagef("--shard %q: want i/n with 1 <= i <= n", s)
 	}
 	return suite.Shard{Index: i - 1, Count: n}, nil
+}
+
+func shardIndexVar() string {
+	if v := os.Getenv("JOB_COMPLETION_INDEX"); v != "" {
+		return "JOB_COMPLETION_INDEX=" + v
+	}
+	return "SLURM_ARRAY_TASK_ID=" + os.Getenv("SLURM_ARRAY_TASK_ID")
 }
 
 func readSecret(file string) ([]byte, error) {
@@ -202,29 +233,161 @@ func runGen(ctx context.Context, o genOptions, w, errw io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for _, r := range recipes {
-		dir := filepath.Join(o.out, r.Name)
-		if shard.Count > 1 {
-			dir = filepath.Join(o.out, fmt.Sprintf("%s.shard-%d-of-%d", r.Name, shard.Index+1, shard.Count))
-		}
-		if _, err := buildBundle(ctx, r, dir, opts, o.quiet, o.json, o.noFsync, w, errw); err != nil {
+	plan, err := planGen(recipes, o, opts)
+	if err != nil {
+		return err
+	}
+	if err := plan.report(o, w, errw); err != nil || o.dryRun {
+		return err
+	}
+	for _, b := range plan.Bundles {
+		if _, err := buildBundle(ctx, b.recipe, b.Dir, opts, o.quiet, o.json, o.noFsync, o.overwrite, w, errw); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// genPlan is what gen is about to write (printed first; --dry-run stops there).
+type genPlan struct {
+	Bundles   []plannedBundle `json:"bundles"`
+	Bytes     int64           `json:"bytes"`
+	FreeBytes int64           `json:"free_bytes,omitempty"`
+}
+
+type plannedBundle struct {
+	Suite   string `json:"suite"`
+	Version string `json:"version"`
+	Dir     string `json:"dir"`
+	Cases   int    `json:"cases"`
+	Bytes   int64  `json:"bytes"`
+	Replace bool   `json:"replace"`
+	recipe  *manifests.Recipe
+}
+
+// planGen selects every recipe's cases, refusing unknown case ids and empty
+// selections (exit 2), and sums the estimated sizes.
+func planGen(recipes []*manifests.Recipe, o genOptions, opts suite.Options) (*genPlan, error) {
+	p := &genPlan{}
+	for _, r := range recipes {
+		known := map[string]string{}
+		for _, c := range r.Cases {
+			known[c.ID] = c.Split
+		}
+		for _, id := range o.cases {
+			if _, ok := known[id]; !ok {
+				return nil, usagef("suite %s has no case %q (goldset list %s --cases)", r.Name, id, r.Name)
+			}
+		}
+		all := opts
+		all.Shard = suite.Shard{}
+		sel, err := suite.SelectCases(r, all)
+		if err != nil {
+			if errors.Is(err, suite.ErrSecret) {
+				return nil, usageError{err}
+			}
+			return nil, err
+		}
+		if len(sel) == 0 {
+			why := ""
+			for _, id := range o.cases {
+				if sp := known[id]; !slices.Contains(effectiveSplits(opts), sp) {
+					why += fmt.Sprintf("; case %s is in split %s", id, sp)
+				}
+			}
+			return nil, usagef("nothing to build: no case of %s is selected (splits %s%s); an empty bundle is never written", r.Name, strings.Join(effectiveSplits(opts), ","), why)
+		}
+		if opts.Shard.Count > 1 {
+			if sel, err = suite.SelectCases(r, opts); err != nil {
+				return nil, err
+			}
+		}
+		b := plannedBundle{Suite: r.Name, Version: r.Version, Dir: filepath.Join(o.out, r.Name), Cases: len(sel), recipe: r}
+		if opts.Shard.Count > 1 {
+			b.Dir = filepath.Join(o.out, fmt.Sprintf("%s.shard-%d-of-%d", r.Name, opts.Shard.Index+1, opts.Shard.Count))
+		}
+		for _, c := range sel {
+			n, err := suite.EstimateBytes(c)
+			if err != nil {
+				return nil, fmt.Errorf("suite %s: %w", r.Name, err)
+			}
+			b.Bytes += n
+		}
+		if _, err := os.Lstat(b.Dir); err == nil {
+			b.Replace = true
+		}
+		p.Bundles = append(p.Bundles, b)
+		p.Bytes += b.Bytes
+	}
+	return p, nil
+}
+
+func effectiveSplits(opts suite.Options) []string {
+	if len(opts.Splits) > 0 {
+		return opts.Splits
+	}
+	if len(opts.Secret) > 0 {
+		return []string{manifests.SplitPublic, manifests.SplitBenchmark, manifests.SplitHidden}
+	}
+	return []string{manifests.SplitPublic, manifests.SplitBenchmark}
+}
+
+// report prints the plan and refuses when the free space is short.
+func (p *genPlan) report(o genOptions, w, errw io.Writer) error {
+	free, known := freeBytes(existingAncestor(o.out))
+	if known {
+		p.FreeBytes = free
+	}
+	if o.dryRun && o.json {
+		return writeJSON(w, p)
+	}
+	out := errw
+	if o.dryRun {
+		out = w
+	}
+	if !o.quiet || o.dryRun {
+		for _, b := range p.Bundles {
+			verb := "write"
+			if b.Replace {
+				verb = "replace"
+			}
+			fmt.Fprintf(out, "goldset: will %s %s (%s %s: %d cases, ~%s)\n", verb, b.Dir, b.Suite, b.Version, b.Cases, humanBytes(b.Bytes))
+		}
+		freeNote := ""
+		if known {
+			freeNote = fmt.Sprintf(", %s free there", humanBytes(free))
+		}
+		fmt.Fprintf(out, "goldset: ~%s in total%s\n", humanBytes(p.Bytes), freeNote)
+	}
+	if known && free < p.Bytes && !o.noSpace {
+		return fmt.Errorf("not enough free space under %s: the build needs ~%s, %s is free (name fewer suites, --split, --case)", o.out, humanBytes(p.Bytes), humanBytes(free))
+	}
+	return nil
+}
+
+// existingAncestor is path or its nearest existing parent (for statfs).
+func existingAncestor(path string) string {
+	p := filepath.Clean(path)
+	for {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return p
+		}
+		p = parent
+	}
+}
+
 // buildBundle builds one recipe into dir atomically and reports it.
-func buildBundle(ctx context.Context, r *manifests.Recipe, dir string, opts suite.Options, quiet, asJSON, noSync bool, w, errw io.Writer) (*manifests.Manifest, error) {
-	bw, err := manifests.CreateBundle(dir)
+func buildBundle(ctx context.Context, r *manifests.Recipe, dir string, opts suite.Options, quiet, asJSON, noSync, overwrite bool, w, errw io.Writer) (*manifests.Manifest, error) {
+	bw, err := createBundle(dir, r.Name, overwrite, errw)
 	if err != nil {
 		return nil, err
 	}
 	bw.NoSync = noSync
 	defer bw.Abort()
-	for _, c := range bw.Cleaned {
-		fmt.Fprintf(errw, "goldset: removed stale temporary directory %s (left by an interrupted run)\n", c)
-	}
 	pr := newProgress(errw, r.Name, quiet)
 	opts.Progress = pr.update
 	start := time.Now()
@@ -232,12 +395,15 @@ func buildBundle(ctx context.Context, r *manifests.Recipe, dir string, opts suit
 	pr.finish()
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			return nil, fmt.Errorf("interrupted: no bundle written at %s", dir)
+			return nil, fmt.Errorf("no bundle written at %s: %w", dir, err)
 		}
 		return nil, err
 	}
 	if err := bw.Commit(m); err != nil {
 		return nil, err
+	}
+	if bw.Replaces != nil {
+		fmt.Fprintf(errw, "goldset: replaced %s (was %s %s, digest %.16s)\n", dir, bw.Replaces.Suite, bw.Replaces.SuiteVersion, bw.Replaces.Digest)
 	}
 	var total int64
 	n := 0
@@ -249,8 +415,10 @@ func buildBundle(ctx context.Context, r *manifests.Recipe, dir string, opts suit
 	}
 	el := time.Since(start)
 	if asJSON {
-		fmt.Fprintf(w, `{"suite":%q,"version":%q,"bundle":%q,"digest":%q,"cases":%d,"tensors":%d,"bytes":%d,"seconds":%.3f}`+"\n",
-			m.Suite, m.SuiteVersion, dir, m.Digest, len(m.Cases), n, total, el.Seconds())
+		if err := writeJSON(w, bundleSummary{OK: true, Suite: m.Suite, Version: m.SuiteVersion, Bundle: dir, Digest: m.Digest,
+			Cases: len(m.Cases), Tensors: n, Bytes: total, Seconds: el.Seconds(), Replaced: bw.Replaces != nil}); err != nil {
+			return nil, err
+		}
 	} else {
 		fmt.Fprintf(w, "%s %s: %d cases, %d tensors, %s in %.1fs -> %s (digest %s)\n",
 			m.Suite, m.SuiteVersion, len(m.Cases), n, humanBytes(total), el.Seconds(), dir, m.Digest[:16])
@@ -258,10 +426,40 @@ func buildBundle(ctx context.Context, r *manifests.Recipe, dir string, opts suit
 	return m, nil
 }
 
+// bundleSummary is gen's --json line per bundle (and merge's --json).
+type bundleSummary struct {
+	OK       bool    `json:"ok"`
+	Suite    string  `json:"suite"`
+	Version  string  `json:"version"`
+	Bundle   string  `json:"bundle"`
+	Digest   string  `json:"digest"`
+	Cases    int     `json:"cases"`
+	Tensors  int     `json:"tensors"`
+	Bytes    int64   `json:"bytes"`
+	Seconds  float64 `json:"seconds,omitempty"`
+	Replaced bool    `json:"replaced"`
+}
+
+// createBundle starts an atomic write of dir for suite, replacing an
+// existing bundle of that suite only with overwrite, and says so first.
+func createBundle(dir, suiteName string, overwrite bool, errw io.Writer) (*manifests.BundleWriter, error) {
+	bw, err := manifests.CreateBundleWith(dir, manifests.CreateOptions{Suite: suiteName, Overwrite: overwrite})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range bw.Cleaned {
+		fmt.Fprintf(errw, "goldset: removed stale temporary directory %s (left by an interrupted run)\n", c)
+	}
+	if bw.Replaces != nil {
+		fmt.Fprintf(errw, "goldset: --overwrite: %s (%s %s) will be replaced when the new bundle is complete\n", dir, bw.Replaces.Suite, bw.Replaces.SuiteVersion)
+	}
+	return bw, nil
+}
+
 func runGenFrom(ctx context.Context, o genOptions, opts suite.Options, w, errw io.Writer) error {
 	want, err := manifests.ReadManifest(o.from)
 	if err != nil {
-		return err
+		return failure{err}
 	}
 	if p := want.Provenance; p != nil && p.Version != toolVersion() {
 		fmt.Fprintf(errw, "goldset: warning: manifest was written by goldset %s, this is %s; checking hashes anyway\n", p.Version, toolVersion())
@@ -276,7 +474,7 @@ func runGenFrom(ctx context.Context, o genOptions, opts suite.Options, w, errw i
 	}
 	opts.Shard = suite.Shard{}
 	dir := filepath.Join(o.out, want.Suite)
-	got, err := buildBundle(ctx, r, dir, opts, o.quiet, o.json, o.noFsync, w, errw)
+	got, err := buildBundle(ctx, r, dir, opts, o.quiet, o.json, o.noFsync, o.overwrite, w, errw)
 	if err != nil {
 		return err
 	}
@@ -330,7 +528,17 @@ func selectRecipes(o genOptions, opts suite.Options) ([]*manifests.Recipe, error
 		}
 		return out, nil
 	case len(o.suites) == 0:
-		return manifests.Suites()
+		all, err := manifests.Suites()
+		if err != nil {
+			return nil, err
+		}
+		var def []*manifests.Recipe
+		for _, r := range all {
+			if r.Default {
+				def = append(def, r)
+			}
+		}
+		return def, nil
 	}
 	var out []*manifests.Recipe
 	for _, name := range o.suites {

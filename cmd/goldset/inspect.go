@@ -35,6 +35,7 @@ func newInspectCmd(s *streams) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the manifest as JSON")
 	cmd.Flags().StringVar(&o.caseID, "case", "", "show only this case")
+	cmd.RegisterFlagCompletionFunc("case", completeBundleCases)
 	return cmd
 }
 
@@ -47,7 +48,7 @@ func runInspect(ctx context.Context, o inspectOptions, w io.Writer) error {
 	if o.caseID != "" {
 		c := m.Case(o.caseID)
 		if c == nil {
-			return fmt.Errorf("bundle %s has no case %q", o.bundle, o.caseID)
+			return usagef("bundle %s has no case %q", o.bundle, o.caseID)
 		}
 		cases = []manifests.Case{*c}
 	}

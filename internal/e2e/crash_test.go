@@ -156,7 +156,7 @@ func TestKillDuringGen(t *testing.T) {
 				mustRun(t, g, 5*time.Minute, old.genArgs(out)...)
 				digests = append(digests, readManifest(t, target).Digest)
 			}
-			s := start(t, g, sel.genArgs(out, "--jobs", "1")...)
+			s := start(t, g, sel.genArgs(out, "--jobs", "1", "--overwrite")...)
 			reached := kp.reached(s, out, sel.suite)
 			if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
 				t.Fatal(err)
@@ -179,7 +179,7 @@ func TestKillDuringGen(t *testing.T) {
 				t.Logf("killed between the renames: no bundle at the target, the old one moved aside in %v", tmps)
 			}
 
-			r := mustRun(t, g, 5*time.Minute, sel.genArgs(out, "--jobs", "2")...)
+			r := mustRun(t, g, 5*time.Minute, sel.genArgs(out, "--jobs", "2", "--overwrite")...)
 			for _, tmp := range tmps {
 				if !strings.Contains(r.stderr, "removed stale temporary directory "+tmp) {
 					t.Errorf("rerun after a kill left %s; want stderr to say it removed it:\n%s", tmp, r.stderr)
@@ -229,8 +229,8 @@ func TestInterruptDuringGen(t *testing.T) {
 				t.Fatal(err)
 			}
 			code := s.wait()
-			if code != 1 {
-				t.Errorf("exit %d after %v, want 1; stderr:\n%s", code, sig, s.stderr.String())
+			if code != 130 {
+				t.Errorf("exit %d after %v, want 130; stderr:\n%s", code, sig, s.stderr.String())
 			}
 			if !strings.Contains(s.stderr.String(), "interrupted: no bundle written") {
 				t.Errorf("stderr after %v does not say no bundle was written:\n%s", sig, s.stderr.String())
@@ -292,7 +292,14 @@ func TestDiskFull(t *testing.T) {
 
 	t.Run("tensors", func(t *testing.T) {
 		mnt := mountTmpfs(t, 8<<20)
+		// Refused up front by the free-space check; with it off, the
+		// writes hit ENOSPC and must still leave nothing.
 		r := run(t, g, 5*time.Minute, sel.genArgs(mnt, "--jobs", "2")...)
+		wantCode(t, r, 1)
+		if !strings.Contains(r.stderr, "not enough free space") {
+			t.Errorf("stderr does not refuse for lack of space:\n%s", r.stderr)
+		}
+		r = run(t, g, 5*time.Minute, sel.genArgs(mnt, "--jobs", "2", "--no-space-check")...)
 		check(t, mnt, r)
 		t.Logf("8 MiB tmpfs: exit %d: %s", r.code, strings.TrimSpace(r.stderr))
 	})
@@ -312,7 +319,7 @@ func TestDiskFull(t *testing.T) {
 			pages += (h + page - 1) / page
 		}
 		mnt := mountTmpfs(t, (pages-1)*page)
-		r := run(t, g, 5*time.Minute, one.genArgs(mnt)...)
+		r := run(t, g, 5*time.Minute, one.genArgs(mnt, "--no-space-check")...)
 		if r.code == 0 {
 			t.Skipf("the bundle fit in %d pages (tmpfs accounts differently here); the manifest-write failure was not exercised", pages-1)
 		}

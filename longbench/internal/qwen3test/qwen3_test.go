@@ -153,7 +153,7 @@ func TestQwen3BuildSample(t *testing.T) {
 	var outs []map[string][]byte
 	for i := 0; i < 2; i++ {
 		opts := BuildOptions{DataDir: dir, Subsets: []string{"qasper", "multifieldqa_en", "hotpotqa", "gov_report"},
-			N: 5, TargetMean: 10000, Seed: 3, Out: filepath.Join(root, string(rune('a'+i))), Prompt: SpectralKVRecipe(), Workers: i + 1}
+			N: 5, TargetMean: 10000, Seed: 3, Out: filepath.Join(root, string(rune('a'+i))), Prompt: PromptOptions{NoThinking: true}, Workers: i + 1, Model: "Qwen/Qwen3-8B"}
 		res, err := Build(context.Background(), opts, tok, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -201,7 +201,7 @@ func BenchmarkBuildSampleQwen3(b *testing.B) {
 			total += st.Size()
 		}
 	}
-	opts := BuildOptions{DataDir: dir, Subsets: subsets, N: 5, Seed: 1, Prompt: SpectralKVRecipe()}
+	opts := BuildOptions{DataDir: dir, Subsets: subsets, N: 5, Seed: 1, Prompt: PromptOptions{NoThinking: true}, Model: "Qwen/Qwen3-8B"}
 	root := b.TempDir()
 	b.SetBytes(total)
 	b.ReportAllocs()

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Judge goldset's Triton baselines on bundles, and time them.
+
+    python3 baselines/triton/run.py BUNDLE... [--goldset BIN] [--ops OP,...] [--cases GLOB,...]
+                                    [--split public] [--bench] [--reps 50] [--warmup 10]
+                                    [--wrong] [--json FILE] [--markdown FILE]
+
+Every case runs through goldset.judge (the kernel's outputs go through
+`goldset compare --json`). --bench also times each case's GPU kernels: a
+CUDA graph of the op's launches (eager launches where capture fails), warm-up,
+then the median of --reps replays timed with CUDA events, the L2 cache
+flushed (256 MiB written) before each; GB/s is the op's compulsory bytes
+(each input read once, each output written once; attention counts the
+context's or the selected blocks' tokens) over that median. --wrong runs the
+deliberately broken twins instead (kernels.WRONG_BUG names each bug): every
+case where the bug changes the result must FAIL, and the others (a K that is
+a multiple of the tile, no slot written, no partial last block, a ranking
+that cannot matter) must PASS, since the wrong kernel's answer is right there.
+
+Exit status 0 when every verdict is as expected.
+
+Examples:
+  goldset gen stage2-paged --split public --out /tmp/b
+  python3 baselines/triton/run.py /tmp/b/stage2-paged --goldset ./goldset --bench
+  python3 baselines/triton/run.py /tmp/b/stage2-paged --wrong --ops paged_attention
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))  # the repository's package when not installed
+sys.path.insert(0, HERE)
+
+import torch  # noqa: E402
+
+import goldset  # noqa: E402
+import kernels  # noqa: E402
+
+_flush = None
+
+
+def flush_l2():
+    global _flush
+    if _flush is None:
+        _flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    _flush.zero_()
+
+
+def bench(launch, reps, warmup):
+    """Median kernel time in seconds and the mode used (graph or eager)."""
+    for _ in range(3):
+        launch()
+    torch.cuda.synchronize()
+    mode, run = "eager", launch
+    try:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            launch()
+        torch.cuda.synchronize()
+        mode, run = "graph", g.replay
+    except Exception:  # capture is best effort: eager launches include launch gaps
+        torch.cuda.synchronize()
+    for _ in range(warmup):
+        run()
+    times = []
+    for _ in range(reps):
+        flush_l2()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        run()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) * 1e-3)
+    return statistics.median(times), mode
+
+
+def make_kernel(args, timings):
+    wrong = args.wrong
+
+    def kernel(case, inputs):
+        launch, outputs, nbytes = kernels.PREPARE[case.op](case, inputs, wrong=wrong)
+        launch()
+        torch.cuda.synchronize()
+        if args.bench:
+            # outputs are final: a replay writes the same values again
+            snap = {k: v.clone() for k, v in outputs.items()}
+            t, mode = bench(launch, args.reps, args.warmup)
+            timings[case.id] = {"time_s": t, "bytes": nbytes, "gbps": nbytes / t / 1e9, "mode": mode}
+            outputs = snap
+        return outputs
+
+    return kernel
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("bundles", nargs="+")
+    ap.add_argument("--goldset", help="the goldset binary (default $GOLDSET_BIN or goldset on PATH)")
+    ap.add_argument("--ops", help="comma-separated ops")
+    ap.add_argument("--cases", help="comma-separated case ids or globs")
+    ap.add_argument("--split", default="public", help="split to judge ('' for every case with goldens)")
+    ap.add_argument("--bench", action="store_true", help="time each case's kernels (CUDA events)")
+    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--wrong", action="store_true", help="judge the deliberately wrong kernels (must all FAIL)")
+    ap.add_argument("--json", help="write every result here")
+    ap.add_argument("--markdown", help="write the results table (markdown) here")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("run.py: no CUDA device (the Triton baselines need a GPU)")
+    import triton
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    rows, docs, unexpected = [], [], 0
+    for path in args.bundles:
+        timings = {}
+        res = goldset.judge(path, make_kernel(args, timings), ops=args.ops.split(",") if args.ops else None,
+                            cases=args.cases.split(",") if args.cases else None,
+                            splits=[args.split] if args.split else None, backend="torch", device="cuda",
+                            goldset_bin=args.goldset)
+        for r in res.results:
+            row = r.row()
+            row.update(suite=res.bundle.suite, **timings.get(r.id, {}))
+            rows.append(row)
+            # a wrong kernel must FAIL where its bug changes the result, and PASS where it does not
+            want = ("FAIL" if kernels.wrong_applies(r.case) else "PASS") if args.wrong else "PASS"
+            row["expected"] = want
+            if r.status != want:
+                unexpected += 1
+                print(f"UNEXPECTED {r.id}: {r.status} ({r.binding()})", flush=True)
+        docs.append(res.to_json())
+    if args.bench:
+        print("\nbench (median of %d, L2 flushed):" % args.reps)
+        for r in rows:
+            if "time_s" in r:
+                print(f"  {r['case']:<36} {r['time_s'] * 1e6:10.1f} us  {r['gbps']:8.1f} GB/s  ({r['mode']})")
+    summary = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+               "wrong": args.wrong, "cases": len(rows), "unexpected": unexpected,
+               "pass": sum(r["status"] == "PASS" for r in rows), "fail": sum(r["status"] == "FAIL" for r in rows)}
+    print(json.dumps(summary))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"summary": summary, "rows": rows, "judge": docs}, f, indent=1, default=str)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(rows, args))
+    sys.exit(1 if unexpected or not rows else 0)
+
+
+def markdown(rows, args):
+    """The results table; time and GB/s are the --bench medians ('-' without --bench)."""
+    out = ["| suite | case | op | verdict | binding rule (closest to its bound) | max err / bound | time | GB/s |",
+           "|---|---|---|---|---|---:|---:|---:|"]
+    for r in rows:
+        q = r["err_over_bound"]
+        bench = "gbps" in r
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["suite"], r["case"], r["op"], r["status"], r["binding"].replace("|", "\\|"),
+            "-" if q is None else f"{q:.3g}", f"{r['time_s'] * 1e6:.1f} us" if bench else "-",
+            f"{r['gbps']:.0f}" if bench else "-"))
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/goldset/goldset/manifests"
+)
+
+// Shell completion (cobra's "goldset completion bash|zsh|fish|powershell"):
+// suite names for gen and list, case ids for --case from the named suite or
+// bundle.
+
+func completeSuites(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	all, err := manifests.Suites()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	var out []string
+	for _, r := range all {
+		if strings.HasPrefix(r.Name, prefix) {
+			out = append(out, r.Name+"\t"+r.Version)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeRecipeCases lists the case ids of the suites named so far.
+func completeRecipeCases(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	var out []string
+	for _, name := range args {
+		r, err := manifests.LookupSuite(name)
+		if err != nil {
+			continue
+		}
+		for _, c := range r.Cases {
+			if strings.HasPrefix(c.ID, prefix) {
+				out = append(out, c.ID+"\t"+c.Op+" "+c.Split)
+			}
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeBundleCases lists the case ids of the bundle named by the first
+// argument.
+func completeBundleCases(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	if len(args) == 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	m, err := manifests.ReadManifest(args[0])
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	var out []string
+	for _, c := range m.Cases {
+		if strings.HasPrefix(c.ID, prefix) {
+			out = append(out, c.ID+"\t"+c.Op+" "+c.Split)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}

@@ -1,0 +1,34 @@
+// Command goldset generates seeded inputs and float64 golden outputs for LLM
+// kernels as bundles of .npy files with a manifest, judges kernel outputs
+// against them, and builds LongBench serving workloads. Run `goldset --help`.
+//
+// # Exit codes
+//
+// Every command maps its result to one of these in one place (exitCode in
+// app.go):
+//
+//	0    ok
+//	1    error: unreadable input, I/O failure, not enough free space
+//	2    usage: a bad flag or flag value (--jobs 0, --n 0, --max-len 0, a
+//	     malformed --shard, --split nope), an unknown suite, case, split or
+//	     output name, a missing or misspelled subcommand, JOB_COMPLETION_INDEX
+//	     without GOLDSET_SHARDS, an empty selection
+//	3    a verification or comparison that failed: a tensor whose sha256,
+//	     size or header differs, a manifest that is not valid, a candidate of
+//	     the wrong shape or dtype, a golden that fails its sha256, a shard
+//	     that fails verification in merge, bundles that differ (diff)
+//	130  interrupted: the first Ctrl-C (or SIGTERM) cancels, the command
+//	     removes its temporaries and exits 130; a second one exits at once
+//
+// With --json, a command that fails with an error also prints
+// {"ok": false, "exit_code": N, "error": "..."} on stdout.
+//
+// # Safety
+//
+// goldset replaces only what it can prove is its own: an existing output
+// must be a goldset bundle (or longbench build) of the same kind and nothing
+// else, and replacing it needs --overwrite and is announced. Every file read
+// from a bundle or given as a candidate must be a regular file reached
+// without links; FIFOs, devices and links are refused by name before any
+// read (package internal/safefile).
+package main

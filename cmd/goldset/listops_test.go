@@ -1,0 +1,32 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goldset/goldset/suite"
+)
+
+func TestListOps(t *testing.T) {
+	code, out, _ := run(t, "list", "--ops", "--json")
+	var ops []suite.OpInfo
+	if code != 0 || json.Unmarshal([]byte(out), &ops) != nil {
+		t.Fatalf("list --ops --json: %d %s", code, out)
+	}
+	var names []string
+	for _, op := range ops {
+		names = append(names, op.Name)
+		if len(op.Inputs) == 0 || len(op.Outputs) == 0 {
+			t.Errorf("%s: no inputs or outputs: %+v", op.Name, op)
+		}
+	}
+	if !slices.Equal(names, suite.Ops()) {
+		t.Errorf("list --ops names %v, suite has %v", names, suite.Ops())
+	}
+	code, out, _ = run(t, "list", "--ops")
+	if code != 0 || !strings.Contains(out, "selected (set)") || !strings.Contains(out, "dense_out (aux)") {
+		t.Errorf("list --ops: %d %s", code, out)
+	}
+}
