@@ -29,7 +29,7 @@ type dsaCase struct {
 	bt, lens []int32
 }
 
-func bf16v(x float64) float32 { return npy.BF16ToF32(npy.BF16FromF64(x)) }
+func dsaBF16(x float64) float32 { return npy.BF16ToF32(npy.BF16FromF64(x)) }
 
 // newDSACase builds a case; shared makes sequence 1 share sequence 0's
 // first block (prefix caching); nonNeg draws non-negative weights.
@@ -72,7 +72,7 @@ func newDSACase(t testing.TB, seed uint64, nn, hi, di, k int, lens []int, shared
 			c.slots = append(c.slots, s)
 			sd := math.Exp2(float64(r.IntN(12) - 6)) // per-token magnitudes 2^-6 .. 2^5
 			for range di {
-				c.k = append(c.k, bf16v(r.NormFloat64()*sd))
+				c.k = append(c.k, dsaBF16(r.NormFloat64()*sd))
 			}
 		}
 	}
@@ -113,7 +113,7 @@ func (c *dsaCase) run(t testing.TB, f func([]float64, []int32, []int32, []golden
 	return
 }
 
-func sameF64(a, b []float64) int {
+func dsaSameF64(a, b []float64) int {
 	if len(a) != len(b) {
 		return min(len(a), len(b))
 	}
@@ -162,11 +162,11 @@ func TestDSAIndexCacheHand(t *testing.T) {
 	copy(want[512+4:], []byte{0x70, 0xe8, 0x60, 0x7c})
 	copy(want[512+256+4:], []byte{0x00, 0x00, 0x00, 0x3c}) // 2^-7 little-endian
 	if !bytes.Equal(dst, want) {
-		t.Fatalf("cache differs at %d", firstDiffBytes(dst, want))
+		t.Fatalf("cache differs at %d", dsaFirstDiffByte(dst, want))
 	}
 }
 
-func firstDiffBytes(a, b []byte) int {
+func dsaFirstDiffByte(a, b []byte) int {
 	for i := range min(len(a), len(b)) {
 		if a[i] != b[i] {
 			return i
@@ -274,7 +274,7 @@ func TestDSAIndexerErrors(t *testing.T) {
 func TestDSAIndexerAllTied(t *testing.T) {
 	dc := newDSACase(t, 6, 1, 4, 16, 32, []int{100}, false, false, golden.DSAScaleUE8M0)
 	for i := range dc.k {
-		dc.k[i] = bf16v(float64(1 + i%16))
+		dc.k[i] = dsaBF16(float64(1 + i%16))
 	}
 	for i := range dc.q {
 		dc.q[i] = dtype.E4M3FromF64(1)
@@ -390,7 +390,7 @@ func newDSAAttnCase(seed uint64, t, h, dc, dr, p, k int) *dsaAttnCase {
 	fill := func(n int, sd float64) []float32 {
 		x := make([]float32, n)
 		for i := range x {
-			x[i] = bf16v(r.NormFloat64() * sd)
+			x[i] = dsaBF16(r.NormFloat64() * sd)
 		}
 		return x
 	}
@@ -474,7 +474,7 @@ func TestDSASparseAttentionRows(t *testing.T) {
 		slices.Reverse(c.idx[row*d.K : (row+1)*d.K])
 	}
 	out2, lse2 := c.run(t, golden.DSASparseAttention, golden.DSADefaultSMScale)
-	if sameF64(out2, out) >= 0 || sameF64(lse2, lse) >= 0 {
+	if dsaSameF64(out2, out) >= 0 || dsaSameF64(lse2, lse) >= 0 {
 		t.Error("reversing the rows changed the result")
 	}
 	// Errors: a repeated slot, an index past the cache, -2.
@@ -550,7 +550,7 @@ func TestDSANegatives(t *testing.T) {
 		{"omit the k scale", golden.DSAIndexerNoKScale},
 	} {
 		nl, ntl, _, _ := dc.run(t, neg.f)
-		if sameF64(nl, logits) < 0 {
+		if dsaSameF64(nl, logits) < 0 {
 			t.Errorf("%s: logits equal the golden", neg.name)
 		}
 		rejected := 0
@@ -602,7 +602,7 @@ func BenchmarkDSAIndexerDecode(b *testing.B) {
 			logits, tl, tp, info := make([]float64, dc.d.MAXB*64), make([]int32, 2048), make([]int32, 2048), make([]golden.DSARowInfo, 1)
 			b.SetBytes(int64(l * (128 + 4))) // index-cache bytes scored
 			b.ReportAllocs()
-			cpu0 := dsaCPUSeconds()
+			cpu0 := cpuSeconds()
 			for b.Loop() {
 				if err := golden.DSAIndexer(logits, tl, tp, info, dc.q, dc.w, dc.cache, dc.bt, dc.lens, dc.d); err != nil {
 					b.Fatal(err)
@@ -632,7 +632,7 @@ func BenchmarkDSASparseAttention(b *testing.B) {
 	out, lse := make([]float64, t*h*512), make([]float64, t*h)
 	b.SetBytes(int64(t * k * (512 + 64) * 2)) // bf16 ckv+kpe rows read
 	b.ReportAllocs()
-	cpu0 := dsaCPUSeconds()
+	cpu0 := cpuSeconds()
 	for b.Loop() {
 		if err := golden.DSASparseAttention(out, lse, c.qn, c.qp, c.ckv, c.kpe, c.idx, c.d, golden.DSADefaultSMScale); err != nil {
 			b.Fatal(err)
@@ -664,7 +664,7 @@ func dsaMaxDiff(a, b []float64) float64 {
 func reportDSARates(b *testing.B, tokensPerOp, cpu0 float64) {
 	n := float64(b.N)
 	b.ReportMetric(tokensPerOp*n/b.Elapsed().Seconds(), "tokens/s")
-	if cpu := dsaCPUSeconds() - cpu0; cpu > 0 {
+	if cpu := cpuSeconds() - cpu0; cpu > 0 {
 		b.ReportMetric(tokensPerOp*n/cpu, "tokens/cpu-s")
 		b.ReportMetric(cpu*1e3/n, "cpu-ms/op")
 	}
@@ -724,7 +724,7 @@ func TestDSAMarginRefusals(t *testing.T) {
 	// Keys near the 1e-4 floor cannot be halved without changing codes.
 	f := newDSACase(t, 45, 1, 8, 32, 8, []int{100}, false, true, golden.DSAScaleUE8M0)
 	for i := range f.k {
-		f.k[i] = bf16v(float64(f.k[i]) * 1e-4 / 64)
+		f.k[i] = dsaBF16(float64(f.k[i]) * 1e-4 / 64)
 	}
 	if err := golden.DSAIndexCache(f.cache, f.k, f.slots, f.cache, f.cacheDims(), f.f); err != nil {
 		t.Fatal(err)
