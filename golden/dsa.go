@@ -345,7 +345,7 @@ func dsaIndexer(logits []float64, topkLogical, topkPhysical []int32, info []DSAR
 			}
 			sc := s.scores[j*l : j*l+vis]
 			if pos := dsaNaNAt(sc); pos >= 0 {
-				errs[b] = fmt.Errorf("golden: dsa indexer: score of sequence %d row %d position %d is NaN (a NaN key or scale was read): %w", b, j, pos, ErrInvalidParams)
+				errs[b] = fmt.Errorf("golden: dsa indexer: score of sequence %d row %d position %d is NaN (a NaN key, scale, query code or weight was read): %w", b, j, pos, ErrInvalidParams)
 				return
 			}
 			if logits != nil {
