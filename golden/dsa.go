@@ -75,8 +75,8 @@ func DSAIndexScale(amax float32, f DSAScaleFmt) float32 {
 // byte o*DI + d of the block, and sc's float32 bits at byte 64*DI + 4*o,
 // little-endian. Every other byte is copied from cache unchanged. dst may
 // alias cache. Slots >= NB*64 return ErrOutOfRange and duplicate slots
-// ErrInvalidParams, before anything is written; a NaN in a row that is
-// written returns ErrInvalidParams.
+// ErrInvalidParams, before anything is written; a NaN or infinity in a row
+// that is written returns ErrInvalidParams (its scale would not be finite).
 func DSAIndexCache(dst []byte, k []float32, slotMapping []int32, cache []byte, dims DSACacheDims, f DSAScaleFmt) error {
 	if dims.T < 0 || dims.DI <= 0 || dims.NB <= 0 {
 		return fmt.Errorf("golden: dsa cache dims %+v: sizes must be positive: %w", dims, ErrInvalidParams)
@@ -101,8 +101,8 @@ func DSAIndexCache(dst []byte, k []float32, slotMapping []int32, cache []byte, d
 			continue
 		}
 		for d, x := range k[t*dims.DI : (t+1)*dims.DI] {
-			if x != x {
-				return fmt.Errorf("golden: k[%d, %d] is NaN: %w", t, d, ErrInvalidParams)
+			if x != x || math.IsInf(float64(x), 0) {
+				return fmt.Errorf("golden: k[%d, %d] = %g is not finite: %w", t, d, x, ErrInvalidParams)
 			}
 		}
 	}

@@ -188,6 +188,7 @@ func TestDSAIndexCacheErrors(t *testing.T) {
 		{[]int32{64, 0}, k, golden.ErrOutOfRange},
 		{[]int32{3, 3}, k, golden.ErrInvalidParams},
 		{[]int32{3, 4}, []float32{1, float32(math.NaN()), 3, 4, 5, 6, 7, 8}, golden.ErrInvalidParams},
+		{[]int32{3, 4}, []float32{1, 2, 3, 4, 5, 6, float32(math.Inf(-1)), 8}, golden.ErrInvalidParams},
 	} {
 		err := golden.DSAIndexCache(dst, c.k, c.slots, cache, d, golden.DSAScaleUE8M0)
 		if !errors.Is(err, c.want) {
