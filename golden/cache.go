@@ -45,6 +45,26 @@ func ReshapeAndCache[E any](dstK, dstV, key, value, keyCache, valueCache []E, sl
 	if len(slotMapping) > dims.T {
 		panic(badLenSlots)
 	}
+	if err := checkSlotMapping(slotMapping, slots); err != nil {
+		return err
+	}
+	copy(dstK, keyCache)
+	copy(dstV, valueCache)
+	for t, s := range slotMapping {
+		if s < 0 {
+			continue
+		}
+		o := int(s) * row
+		copy(dstK[o:o+row], key[t*row:(t+1)*row])
+		copy(dstV[o:o+row], value[t*row:(t+1)*row])
+	}
+	return nil
+}
+
+// checkSlotMapping validates a slot mapping against a cache of slots slots:
+// negative entries are skipped, the others must be below slots
+// (ErrOutOfRange) and distinct (ErrInvalidParams).
+func checkSlotMapping(slotMapping []int32, slots int) error {
 	seen := make([]uint64, (slots+63)/64)
 	for t, s := range slotMapping {
 		if s < 0 {
@@ -57,16 +77,6 @@ func ReshapeAndCache[E any](dstK, dstV, key, value, keyCache, valueCache []E, sl
 			return fmt.Errorf("golden: slot_mapping[%d] = %d is a duplicate: %w", t, s, ErrInvalidParams)
 		}
 		seen[s/64] |= 1 << (s % 64)
-	}
-	copy(dstK, keyCache)
-	copy(dstV, valueCache)
-	for t, s := range slotMapping {
-		if s < 0 {
-			continue
-		}
-		o := int(s) * row
-		copy(dstK[o:o+row], key[t*row:(t+1)*row])
-		copy(dstV[o:o+row], value[t*row:(t+1)*row])
 	}
 	return nil
 }

@@ -228,6 +228,101 @@
 // MatmulF32, SoftmaxF32, PagedAttentionF32 and SparseAttentionF32 are
 // honest float32 kernels the comparator must accept.
 //
+// # DSA: DeepSeek Sparse Attention (§8)
+//
+// dsa*.go. DSAIndexCache (8a) quantizes key rows k [T, DI] (bf16 values)
+// into the index cache [NB, 64*DI + 64*4] bytes: per written slot s, block
+// s/64, token o = s%64, sc = DSAIndexScale(max|k|): q = fl32(max(amax,
+// fl32(1e-4)) / 448), ue8m0 rounds q up to a power of two exactly (the
+// spec's 2^ceil(log2 q)), fp32 keeps q; codes e4m3(RNE, saturating to
+// +-448)(fl32(k/sc)) at byte o*DI + d, then sc's float32 bits at byte
+// 64*DI + 4*o, little-endian; negative slots are skipped, every other byte
+// is copied unchanged. The float32 floor and division are vLLM's
+// (fmaxf(amax, 1e-4) / 448.0f, then exp2f(ceilf(log2f(scale))) for
+// ue8m0); a GPU log2f that rounds q a few ulps above a power of two down to
+// an integer would pick the lower scale there, which the exact rule does
+// not. DeepGEMM's test quantizes with x * (1/sf) instead of x / sf, which
+// can differ by one code for the fp32 format only (ue8m0 scales are powers
+// of two, where both are exact).
+//
+// DSAIndexer (8b, paged decode, next_n 1 or 2): query row (b, j) sits at
+// position L_b - NN + j and sees s <= that position; dot[h,s] = sum_d
+// q8*k8 is exact in float64 in any order (e4m3 values are multiples of
+// 2^-9 below 2^9; partial sums stay multiples of 2^-18 below 2^34), so the
+// kernel computes it with Matmul's tiles over chunks of 2048 keys and is
+// bit-equal to the naive d-order loop; I[s] = sc[s] * sum_{h ascending}
+// float64(w*max(0, dot)), rounded once (float64 product) after the head
+// sum. Logits are I (stored float32), -Inf outside the window; top-k is
+// by (I descending, position ascending), a strict total order, via a
+// deterministic quickselect and a sort of the k chosen; topk_logical holds
+// positions, topk_physical block_table[b, s/64]*64 + s%64, -1 padded.
+// DSARowInfo records Visible, Kth (the last selected score), Gap (+Inf when
+// all are selected) and A = max_s sc * sum_h |w| max(0, dot). A NaN score
+// (a canary slot was read) is an error. DSAIndexerRagged is the prefill
+// form over kv rows [ks, ke); DSACausalPrefillSpans builds ks = the
+// sequence's first kv row and ke = ks + ctx + i + 1 for its new token i.
+// DSAIndexerMargin (NN = 1, weights >= 0) divides the source key of every
+// non-selected token with I > kth - tau*A by the smallest 2^n that takes I
+// below, rewrites its slot, checks that the codes are unchanged and the
+// scale divided by 2^n, and returns the demotions; keys in shared slots,
+// scores of 0 and halvings past the 1e-4 floor are refused before anything
+// changes.
+//
+// DSASparseAttention (8c): per row, the distinct valid slots in ascending
+// order (any row order gives the same bits), dn and dp summed in d order
+// (Matmul), x = smScale*(dn + dp), m = max, p = exp(x - m), den = sum p,
+// out = sum float64(p*ckv)/den, lse = m + log(den) (natural log; stored
+// float32; out is stored bf16 with its float32 rounding as the truth). No
+// valid slot: out 0, lse -Inf. DSABlockHeader (8d): (valid tokens,
+// logical start) per physical block from its first reference in
+// (sequence, position) order, (0, -1) when unreferenced.
+//
+// DSASelectionCheck is the tie-band judge (set semantics, reachability in
+// either index space, no duplicates, the band with eps = eps_rel*A, set
+// equality where gap > 2*eps); DSASortedScoreDiff is FlashInfer-Bench's
+// sorted-score comparison, reported, never binding. The negative controls
+// of §8 are DSAIndexerIgnoreCausal, DSAIndexerReLUAfterWeight,
+// DSAIndexerNoKScale, DSANegDropIndex, DSANegDuplicateIndex,
+// DSANegOffByOne, DSASparseAttentionMinusOneAsSlot0,
+// DSASparseAttentionLSEBase2, DSASparseAttentionScale576 and
+// DSASparseAttentionReadCanary; "logical where physical is expected" is
+// topk_logical judged in DSAPhysical space.
+//
+// Sources read for these contracts (repository, path, commit):
+//   - vllm-project/vllm vllm/v1/attention/backends/mla/indexer.py
+//     0023368d052caf392d159ab32d380a807a89be99: decode token j sees
+//     seq_len - next_n + j + 1 tokens; prefill cu_seqlen_ks = the
+//     sequence's row start, ke = ks + (seq_len - query_len) + 1 + i; the
+//     CUDA indexer block size is 64.
+//   - vLLM's indexer_k_quant_and_cache_kernel (csrc/cache_kernels.cu, read
+//     through the code index in copies of vLLM; the vllm-project/vllm
+//     version stored there, 693083ae80680811c9c2a22edad2568e6635e190,
+//     predates it): fmaxf(amax, 1e-4)/448, ue8m0 exp2f(ceilf(log2f)),
+//     codes at block*block_bytes + offset*head_dim, the fp32 scale at
+//     block*block_bytes + 64*head_dim + 4*offset; slot < 0 skipped.
+//   - vllm-project/vllm vllm/v1/attention/backends/mla/flashmla_sparse.py
+//     008a0c31dc020099dd40e8a2b7d2bdb37699b047: block size 64, head size
+//     576 (512 NoPE + 64 RoPE).
+//   - deepseek-ai/DeepGEMM tests/test_attention.py
+//     00b1d2db6f02dfbcbe5e4ab8f9bb3fbdffc19f3b: ref_fp8_paged_mqa_logits
+//     (mask k <= context_len - next_n + j, relu(s) * weight summed over
+//     heads, -inf elsewhere), kv_cache_cast_to_fp8 (amax.clamp(1e-4)/448,
+//     all codes of a block, then its fp32 scales), ref_fp8_mqa_logits
+//     (rows see [ks, ke)).
+//   - deepseek-ai/FlashMLA tests/ref.py
+//     a123d0b0191e0da7aa1e044f8644e0989cc63220 and
+//     tests/test_flash_mla_sparse_decoding.py
+//     cfc99c275bf1e94f7e1dd01516c0750078c2f908: -1 entries masked, natural
+//     logsumexp, a query with no valid index gets out 0 and lse +Inf.
+//   - flashinfer-ai/flashinfer-bench flashinfer_trace/definitions/dsa_paged/
+//     dsa_topk_indexer_fp8_h64_d128_topk256_ps64.json
+//     8b7cb4b13f1c115a287b653a11d46e903c139811 (page = 64*128 code bytes
+//     then 64 fp32 scales; sum_h relu(q.k)*w; physical = page*64 + offset,
+//     -1 padding) and dsa_sparse_attention_h16_ckv512_kpe64_topk2048_ps64.json
+//     2b6440b2d4b09387588b64dc6504cfad9ccaa07e (sm_scale 1/sqrt(128+64),
+//     indices page*64 + offset with -1 padding; its lse is base 2, which the
+//     bundle's natural-log lse rejects as a negative control).
+//
 // Package goldentest is a conformance suite any implementation of these
 // signatures can run.
 package golden

@@ -61,8 +61,8 @@ func WriteSVG(w io.Writer, runs []Summary) error {
 			continue
 		}
 		xmax = niceCeil(xmax * 1.15)
-		px := func(v float64) float64 { return x0 + math.Min(v/xmax, 1)*iw }
-		py := func(q float64) float64 { return y0 + (1-q)*ih }
+		px := func(v float64) float64 { return x0 + float64(math.Min(v/xmax, 1)*iw) }
+		py := func(q float64) float64 { return y0 + float64((1-q)*ih) }
 		for t := 0; t <= 5; t++ {
 			v := xmax * float64(t) / 5
 			fmt.Fprintf(&b, `<line x1="%.1f" y1="%g" x2="%.1f" y2="%g" stroke="#ddd"/>`, px(v), y0, px(v), y0+ih)
@@ -134,7 +134,15 @@ func niceCeil(v float64) float64 {
 	if v <= 0 {
 		return 1
 	}
-	e := math.Pow(10, math.Floor(math.Log10(v)))
+	// The largest power of ten <= v, by exact steps rather than math.Pow and
+	// math.Log10 (whose last bits differ between architectures).
+	e := 1.0
+	for e*10 <= v {
+		e *= 10
+	}
+	for e > v {
+		e /= 10
+	}
 	for _, m := range []float64{1, 2, 2.5, 5, 10} {
 		if m*e >= v {
 			return m * e

@@ -10,7 +10,9 @@
 // checksummed before and after the call. Float results must be within
 // Tol (relative to the RMS of the reference row set) of the float64
 // reference: the suite is for float64-exact implementations, so honest
-// float32 kernels are expected to fail it.
+// float32 kernels are expected to fail it. The DSA suites (dsa.go) are
+// stricter: ops.md §8 fixes every summation order, so they compare float
+// results bit for bit and selections exactly.
 //
 // Inputs of attention cases hold NaN in every cache slot that is not a
 // valid token and -1 or out-of-range entries in block-table columns past
