@@ -188,7 +188,7 @@ func TestPinnedTestsUnderQEMU(t *testing.T) {
 	}{
 		{"internal/detmath", "^(TestPinnedBits|TestSpecialValues|TestExpAgainstMath|TestLogAgainstMath)$", []string{"TestPinnedBits"}},
 		{"gen", "^(TestKeyDerivation|TestRegressionVectors|TestZigTablesFile|TestFastHalfMatchesNpy|TestOffsetIndependence|TestParallelWorkers|TestSlotMapping)$", []string{"TestRegressionVectors", "TestZigTablesFile"}},
-		{"suite", "^TestDeterministicAcrossWorkers$", []string{"TestDeterministicAcrossWorkers"}},
+		{"suite", "^(TestDeterministicAcrossWorkers|TestDeterministicAcrossWorkersMX)$", []string{"TestDeterministicAcrossWorkers", "TestDeterministicAcrossWorkersMX"}},
 	} {
 		t.Run(strings.ReplaceAll(p.pkg, "/", "_"), func(t *testing.T) {
 			dir := filepath.Join(root, filepath.FromSlash(p.pkg))
