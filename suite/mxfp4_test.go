@@ -205,3 +205,35 @@ func TestDeterministicAcrossWorkersMX(t *testing.T) {
 		t.Errorf("digest of the tiny-mxfp4 suite = %s, pinned %s (run with -update only for an intended change)", got, want)
 	}
 }
+
+// TestMXStrictWithoutRecordedTolerance: a strict case judged from a
+// manifest without recorded tolerances still tells -0 from +0 (the
+// case's family override, not the op table's default).
+func TestMXStrictWithoutRecordedTolerance(t *testing.T) {
+	r := tinyMX(t)
+	dir := t.TempDir()
+	m := buildTo(t, r, dir, Options{Cases: []string{"q-floor"}})
+	bdir := filepath.Join(dir, r.Name)
+	c := &m.Cases[0]
+	ctl, err := Controls(bdir, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Tensors {
+		c.Tensors[i].Tolerance = nil
+	}
+	for _, k := range ctl {
+		if k.Name != "neg_zero_dropped" {
+			continue
+		}
+		ok, _, err := Judge(bdir, c, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			t.Errorf("strict case without recorded tolerances accepted -0 folded to +0")
+		}
+		return
+	}
+	t.Fatal("no neg_zero_dropped control")
+}
