@@ -3,9 +3,7 @@ package suite
 import (
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -182,28 +180,7 @@ func TestMXMoEStreamedMatchesGolden(t *testing.T) {
 // TestDeterministicAcrossWorkersMX pins the tiny MXFP4 recipe's digest
 // and checks it does not depend on GOMAXPROCS or Jobs.
 func TestDeterministicAcrossWorkersMX(t *testing.T) {
-	r := tinyMX(t)
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	var digests []string
-	for _, cfg := range []struct{ procs, jobs int }{{1, 1}, {2, 2}, {2, 1}} {
-		runtime.GOMAXPROCS(cfg.procs)
-		m := buildTo(t, r, t.TempDir(), Options{Jobs: cfg.jobs, Secret: secret, Splits: append(mxSplits, manifests.SplitHidden)})
-		digests = append(digests, m.Digest)
-	}
-	if digests[0] != digests[1] || digests[0] != digests[2] {
-		t.Fatalf("digests differ across GOMAXPROCS/jobs: %v", digests)
-	}
-	pin := filepath.Join("testdata", "tiny-mxfp4.digest")
-	if *update {
-		os.WriteFile(pin, []byte(digests[0]+"\n"), 0o644)
-	}
-	want, err := os.ReadFile(pin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := digests[0]; got != strings.TrimSpace(string(want)) {
-		t.Errorf("digest of the tiny-mxfp4 suite = %s, pinned %s (run with -update only for an intended change)", got, want)
-	}
+	checkPinnedDigest(t, tinyMX(t), "tiny-mxfp4.digest", Options{Secret: secret, Splits: append(mxSplits, manifests.SplitHidden)})
 }
 
 // TestMXStrictWithoutRecordedTolerance: a strict case judged from a
