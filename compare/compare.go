@@ -14,6 +14,9 @@ type Options struct {
 	// Mask, when non-nil, has one entry per element; false leaves the
 	// element ungraded (e.g. Quest kmax/kmin past nb, docs/spec.md §5a).
 	Mask []bool
+	// Bound is the per-element bound S the tolerance's Bound names (one
+	// entry per element); required when Tolerance.Bound is set.
+	Bound []float64
 }
 
 // doubleThousandth is the Ascend relative-error threshold.
@@ -38,6 +41,9 @@ func Compare(golden, candidate []float64, shape []int64, tol Tolerance, opts Opt
 	if err := tol.Validate(); err != nil {
 		return Report{}, fmt.Errorf("compare %s: %w", opts.Name, err)
 	}
+	if err := checkBound(tol, opts, n); err != nil {
+		return Report{}, err
+	}
 	fm := formatOf(tol.DType)
 	rowLen, rows, rowShape := rowGeometry(shape, tol.RowAxes, n)
 	tol.SetIgnore = slices.Clone(tol.SetIgnore) // the report keeps its own copy
@@ -51,16 +57,17 @@ func Compare(golden, candidate []float64, shape []int64, tol Tolerance, opts Opt
 	if fm.isFloat {
 		r.RelFloor = Float(fm.minNorm)
 	}
-	j := judge{r: &r, g: golden, c: candidate, mask: opts.Mask, shape: shape, tol: tol, fm: fm, rowLen: rowLen, rows: rows, rowShape: rowShape}
+	j := judge{r: &r, g: golden, c: candidate, mask: opts.Mask, bound: opts.Bound, shape: shape, tol: tol, fm: fm, rowLen: rowLen, rows: rows, rowShape: rowShape}
 	switch tol.Mode {
 	case ModeSet:
 		j.set()
 	default:
 		j.elementwise()
+		j.reportAllclose()
 	}
 	r.Status = Pass
 	for _, c := range r.Checks {
-		if !c.Pass {
+		if !c.Pass && !c.Informative {
 			r.Status = Fail
 			r.Failed = append(r.Failed, c.String())
 		}
@@ -117,6 +124,7 @@ type judge struct {
 	r        *Report
 	g, c     []float64
 	mask     []bool
+	bound    []float64 // Options.Bound (nil without Tolerance.Bound)
 	shape    []int64
 	tol      Tolerance
 	fm       format
@@ -252,6 +260,7 @@ func (j *judge) elementwise() {
 				continue
 			}
 			allowed := atolRow + float64(tol.RTol*ag)
+			allowed += j.boundAt(idx)
 			if ad > allowed {
 				elemViol++
 				if first < 0 {
@@ -369,7 +378,7 @@ func (j *judge) elementwise() {
 		return
 	}
 	r.Checks = append(r.Checks, Check{
-		Rule: "elementwise", Formula: fmt.Sprintf("|c-g| <= %.3g + %.3g*rms(row) + %.3g*|g|", tol.ATol, tol.ATolRMSFactor, tol.RTol),
+		Rule: "elementwise", Formula: elementFormula(tol),
 		Violations: elemViol, Of: graded - nonfinite, Unit: "elements", Observed: Float(worstFinite), Pass: elemViol == 0,
 	})
 	if tol.RowRelL2 > 0 {

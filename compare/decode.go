@@ -114,6 +114,9 @@ func ReadCandidate(ctx context.Context, path, golden string, shape []int64, prog
 	if !slices.Equal(h.Shape, shape) {
 		return nil, fmt.Errorf("compare: candidate %s: %w: shape %v, golden %v", path, ErrCandidate, h.Shape, shape)
 	}
+	if dt, ok := byteCoded(golden); ok {
+		return readByteCoded(ctx, f, st.Size()-off, path, h, dt)
+	}
 	if err := CheckCandidateDType(h.Descr, golden); err != nil {
 		return nil, fmt.Errorf("compare: candidate %s: %w", path, err)
 	}

@@ -126,8 +126,30 @@
 //	151936 terms drifts ~1e-4, so its limit is looser than Y's.)
 //	Exact           any dtype, bit-identical       reshape_and_cache caches, quest kmax/kmin
 //	SetWithPadding  any dtype, multiset per row    quest selected (pad -1)
+//	MXValue         any float dtype, numeric equality (-0 = +0, NaN = NaN)   MXFP4 codes, fp8,
+//	                                               dequantized values (MXStrict: exact, for strict cases)
+//	MXScale         bit-identical, masked by the op   MXFP4 scale bytes (all-zero blocks ungraded)
+//	MXGEMM          bf16   2^-8   floor  -  2^-8  -  + 2^-18*S    mxfp4 gemm y, moe out
+//	                fp32   2^-23  floor  -  2^-20 -  + 2^-18*S    (the truth's row)
 //
 // float64 outputs (not produced by the spec) get 1e-12-scale limits.
+//
+// # MXFP4 families (family_mx.go)
+//
+// MXValue compares decoded values with zero tolerance, so a code, fp8 byte
+// or dequantized value must be the golden's value; the only freedom is the
+// sign of zero (E2M1 codes 0 and 8, e4m3 0x00 and 0x80) and NaN payloads.
+// MXScale is exact mode; the op's mask leaves out scales whose block holds
+// no nonzero code. MXGEMM adds Tolerance.Bound: BoundFactor*S[i] joins the
+// elementwise allowance, S read from the aux tensor the tolerance names
+// (Options.Bound; a non-finite or negative S adds nothing), and with
+// ReportAllclose an informative check (Check.Informative, never graded)
+// reports GPU MODE's allclose(1e-2) beside the graded rules. Judged
+// against the float32 truth, a correctly rounded bf16 result is within
+// 2^-8|g| (half a spacing) and an fp32-accumulating kernel's error is a
+// small multiple of 2^-24*S, under 2^-18*S (docs/spec.md §9). Byte-coded
+// candidates (|u1 files for float4_e2m1fn_x2, float8_e8m0fnu,
+// float8_e4m3fn goldens) are decoded through the dtype table.
 //
 // # Why a correct kernel passes
 //

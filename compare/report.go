@@ -55,6 +55,9 @@ type Check struct {
 	Unit       string `json:"unit"`       // "elements" or "rows"
 	Observed   Float  `json:"observed"`   // worst value seen (ratio, rel L2, |sum-1|, ...)
 	Pass       bool   `json:"pass"`
+	// Informative checks are reported beside the graded ones and never
+	// change the status (GPU MODE's allclose next to the MXFP4 bound).
+	Informative bool `json:"informative,omitempty"`
 }
 
 // String renders the check in one line, e.g. "elementwise |c-g| <= ...

@@ -57,6 +57,15 @@ type Tolerance struct {
 	// Basis names the default that produced the tolerance, e.g.
 	// "attention/float16"; informative only.
 	Basis string `json:"basis,omitempty"`
+	// Bound names an aux tensor of the case holding a per-element bound
+	// S (MXFP4 GEMM: sum |x*w|); BoundFactor*S is added to the
+	// elementwise allowance (family_mx.go). The caller passes S as
+	// Options.Bound.
+	Bound       string  `json:"bound,omitempty"`
+	BoundFactor float64 `json:"bound_factor,omitempty"`
+	// ReportAllclose, when > 0, adds an informative check (never graded):
+	// allclose with atol = rtol = ReportAllclose (GPU MODE's 1e-2).
+	ReportAllclose float64 `json:"report_allclose,omitempty"`
 }
 
 // Validate reports whether t can be applied; errors wrap ErrTolerance.
@@ -74,7 +83,8 @@ func (t Tolerance) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"rtol", t.RTol}, {"atol", t.ATol}, {"atol_rms_factor", t.ATolRMSFactor}, {"row_rel_l2", t.RowRelL2}, {"row_sum", t.RowSum}} {
+	}{{"rtol", t.RTol}, {"atol", t.ATol}, {"atol_rms_factor", t.ATolRMSFactor}, {"row_rel_l2", t.RowRelL2}, {"row_sum", t.RowSum},
+		{"bound_factor", t.BoundFactor}, {"report_allclose", t.ReportAllclose}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("compare: %w: %s = %v must be finite and >= 0", ErrTolerance, f.name, f.v)
 		}
@@ -94,6 +104,8 @@ func (t Tolerance) Validate() error {
 type family struct {
 	rtol, atolRMS, rowRelL2, rowSum float64
 	atol                            float64 // < 0: the format's flush floor
+	bound                           string  // aux tensor of the bound S (family_mx.go)
+	boundFactor, reportAllclose     float64
 }
 
 // Default tables, per family and output dtype. The reasoning behind every
@@ -229,6 +241,7 @@ func (f family) tolerance(dt, basis string) Tolerance {
 	return Tolerance{
 		Mode: ModeAllclose, DType: dt, RTol: f.rtol, ATol: atol, ATolRMSFactor: f.atolRMS,
 		RowRelL2: f.rowRelL2, RowSum: f.rowSum, Basis: basis,
+		Bound: f.bound, BoundFactor: f.boundFactor, ReportAllclose: f.reportAllclose,
 	}
 }
 

@@ -187,6 +187,10 @@
 // chunk keeps the float64 buffers under 256 MiB), each result a fixed
 // sequential sum, so neither grouping nor chunking changes a bit; counts
 // [E] gets the tokens per expert.
+// MXFP4MoEExpert runs one expert on gathered token rows (the same bits as
+// MXFP4MoE for those pairs) and the bound |a| @ |W2|^T + |b2|, for callers
+// that hold one expert's weights at a time (package suite's streaming
+// build combines the ranks as MXFP4MoE does).
 //
 // Fixture: testdata/mxfp4_fixture.txt (from testdata/mxfp4_fixture.py,
 // run on the GPU machine with Python 3.12.3, numpy 2.5.2, ml_dtypes 0.6.0,

@@ -2,6 +2,7 @@ package golden
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/goldset/goldset/internal/detmath"
 	"github.com/goldset/goldset/npy"
@@ -176,7 +177,7 @@ func MXFP4MoE(out []float64, counts []int64, x []uint16, logits []float32, w MoE
 			if len(rs) == 0 {
 				continue
 			}
-			if err := moeExpert(obuf, rs, t0*k, x, w, d, e, w1f, w2f); err != nil {
+			if err := moeExpert(obuf, nil, rs, t0*k, x, w, d, e, w1f, w2f); err != nil {
 				return err
 			}
 		}
@@ -198,9 +199,51 @@ func MXFP4MoE(out []float64, counts []int64, x []uint16, logits []float32, w MoE
 // moeChunkBytes bounds MXFP4MoE's per-chunk float64 buffers.
 var moeChunkBytes = 256 << 20
 
+// MXFP4MoEExpert runs one expert of §9e on nt token rows xs [nt, Hd]
+// (bfloat16 bits), with that expert's W1 (codes [2I, Hd/2], scales [2I,
+// Hd/32], b1 [2I]) and W2 (codes [Hd, I/2], scales [Hd, I/32], b2 [Hd]):
+// o [nt, Hd] = W2 a + b2, a = SwiGLU(W1 x + b1), bit for bit what
+// MXFP4MoE computes for a (token, expert) pair, so a caller holding one
+// expert's weights at a time (package suite streams them) can combine the
+// ranks itself: out = sum_j float64(w_j*o_j) in rank order from 0. With s
+// non-nil it also writes the bound s [nt, Hd] = sum_i |a_i*w2[c,i]| +
+// |b2[c]| (float64, ascending i). sc (nil: allocate) holds the decoded
+// weights between calls, so a caller running many experts does not clear
+// 12*Hd*I bytes per expert.
+func MXFP4MoEExpert(o, s []float64, xs []uint16, nt int, w1c, w1s []uint8, b1 []uint16, w2c, w2s []uint8, b2 []uint16, hd, in int, sc *MoEScratch) error {
+	d := MoEDims{T: nt, Hd: hd, I: in, E: 1, TopK: 1}
+	if err := d.check(); err != nil {
+		return err
+	}
+	w := MoEWeights{W1Codes: w1c, W1Scales: w1s, B1: b1, W2Codes: w2c, W2Scales: w2s, B2: b2}
+	w.checkLens(d)
+	if len(xs) != nt*hd {
+		panic(badLenX)
+	}
+	if len(o) != nt*hd || s != nil && len(s) != nt*hd {
+		panic(badLenOut)
+	}
+	rs := make([]int, nt)
+	for i := range rs {
+		rs[i] = i
+	}
+	if sc == nil {
+		sc = new(MoEScratch)
+	}
+	if len(sc.w1f) != 2*in*hd || len(sc.w2f) != hd*in {
+		sc.w1f, sc.w2f = make([]float32, 2*in*hd), make([]float32, hd*in)
+	}
+	return moeExpert(o, s, rs, 0, xs, w, d, 0, sc.w1f, sc.w2f)
+}
+
+// MoEScratch is MXFP4MoEExpert's reusable decode buffers (the zero value
+// is ready; every call overwrites them).
+type MoEScratch struct{ w1f, w2f []float32 }
+
 // moeExpert runs expert e on the (token, rank) rows rs (indices into ids,
-// the chunk starting at row r0) and writes W2 a + b2 into obuf.
-func moeExpert(obuf []float64, rs []int, r0 int, x []uint16, w MoEWeights, d MoEDims, e int, w1f, w2f []float32) error {
+// the chunk starting at row r0) and writes W2 a + b2 into obuf (and, with
+// sbuf non-nil, the bound |a| @ |W2|^T + |b2| into sbuf, same rows).
+func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights, d MoEDims, e int, w1f, w2f []float32) error {
 	hd, in := d.Hd, d.I
 	nt := len(rs)
 	xg := make([]float32, nt*hd)
@@ -235,6 +278,23 @@ func moeExpert(obuf []float64, rs []int, r0 int, x []uint16, w MoEWeights, d MoE
 		dst := obuf[(i-r0)*hd : (i-r0+1)*hd]
 		for c, v := range o[r*hd : (r+1)*hd] {
 			dst[c] = v + npy.BF16ToF64(b2[c])
+		}
+	}
+	if sbuf == nil {
+		return nil
+	}
+	for i, v := range a {
+		a[i] = math.Abs(v)
+	}
+	wb := f32Bits(w2f)
+	for i := range wb {
+		wb[i] &= 0x7fffffff
+	}
+	matmulF64NK(o, a, w2f, nt, in, hd)
+	for r, i := range rs {
+		dst := sbuf[(i-r0)*hd : (i-r0+1)*hd]
+		for c, v := range o[r*hd : (r+1)*hd] {
+			dst[c] = v + math.Abs(npy.BF16ToF64(b2[c]))
 		}
 	}
 	return nil

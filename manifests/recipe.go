@@ -20,6 +20,7 @@ const (
 	SplitPublic    = "public"    // inputs and goldens shipped
 	SplitBenchmark = "benchmark" // timing shapes
 	SplitHidden    = "hidden"    // seeds derived from a secret
+	SplitEdge      = "edge"      // edge encodings (MXFP4 scale bytes 0, 1, 253-255), built on request
 )
 
 // ErrRecipe is wrapped by every recipe validation error.
@@ -90,9 +91,9 @@ func (r *Recipe) Validate() error {
 		}
 		seen[c.ID] = true
 		switch c.Split {
-		case SplitPublic, SplitBenchmark, SplitHidden:
+		case SplitPublic, SplitBenchmark, SplitHidden, SplitEdge:
 		default:
-			return fmt.Errorf("%w: case %q: split %q is not public, benchmark or hidden", ErrRecipe, c.ID, c.Split)
+			return fmt.Errorf("%w: case %q: split %q is not public, benchmark, hidden or edge", ErrRecipe, c.ID, c.Split)
 		}
 		if c.Op == "" {
 			return fmt.Errorf("%w: case %q has no op", ErrRecipe, c.ID)

@@ -101,9 +101,9 @@ func SelectCases(r *manifests.Recipe, o Options) ([]manifests.RecipeCase, error)
 	}
 	for _, s := range splits {
 		switch s {
-		case manifests.SplitPublic, manifests.SplitBenchmark, manifests.SplitHidden:
+		case manifests.SplitPublic, manifests.SplitBenchmark, manifests.SplitHidden, manifests.SplitEdge:
 		default:
-			return nil, fmt.Errorf("suite: unknown split %q (public, benchmark, hidden)", s)
+			return nil, fmt.Errorf("suite: unknown split %q (public, benchmark, hidden, edge)", s)
 		}
 	}
 	if o.Shard.Count > 1 && (o.Shard.Index < 0 || o.Shard.Index >= o.Shard.Count) {

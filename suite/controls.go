@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/goldset/goldset/compare"
@@ -116,7 +117,7 @@ func Controls(dir string, c *manifests.Case) ([]Control, error) {
 func zeros(d caseData, name string) Control {
 	t := d.c.Tensor(name)
 	n := int64(1)
-	for _, s := range t.Shape {
+	for _, s := range elemShape(t) {
 		n *= s
 	}
 	return Control{Name: "zeros", Note: "every element of " + name + " is 0", Outputs: []ControlOutput{d.output(name, make([]float64, n))}}
@@ -174,7 +175,13 @@ func JudgeOutput(dir string, c *manifests.Case, name string, got []float64) (com
 		if !ok {
 			return compare.Report{}, fmt.Errorf("case %s: op %s has no output %q in its table", c.ID, c.Op, name)
 		}
-		if tol, err = out.tol.Tolerance(gt.DType); err != nil {
+		fam := out.tol
+		if pl, err := planCase(manifests.RecipeCase{ID: c.ID, Op: c.Op, Params: c.Params}); err == nil && pl.family != nil {
+			if f, ok := pl.family(name); ok {
+				fam = f // the case's override (MXFP4 strict)
+			}
+		}
+		if tol, err = fam.Tolerance(gt.DType); err != nil {
 			return compare.Report{}, fmt.Errorf("case %s output %s: %w", c.ID, name, err)
 		}
 	}
@@ -193,7 +200,25 @@ func JudgeOutput(dir string, c *manifests.Case, name string, got []float64) (com
 			return compare.Report{}, err
 		}
 	}
-	return compare.Compare(want, got, gt.Shape, tol, opts)
+	if tol.Bound != "" {
+		// MXFP4 GEMM/MoE: the per-element bound S of the case's aux tensor.
+		if opts.Bound, _, err = d.floats(tol.Bound); err != nil {
+			return compare.Report{}, err
+		}
+	}
+	return compare.Compare(want, got, elemShape(gt), tol, opts)
+}
+
+// elemShape is a tensor's shape in elements: float4_e2m1fn_x2 holds two
+// per byte along the last axis.
+func elemShape(t *manifests.Tensor) []int64 {
+	dt, err := dtype.Parse(t.DType)
+	if err != nil || dt.ElemsPerItem() == 1 || len(t.Shape) == 0 {
+		return t.Shape
+	}
+	s := slices.Clone(t.Shape)
+	s[len(s)-1] *= int64(dt.ElemsPerItem())
+	return s
 }
 
 // storedValues rounds a control's values to its dtype, as a kernel's

@@ -69,12 +69,13 @@ func TestControlsTiny(t *testing.T) {
 }
 
 // TestControlsShipped runs the controls on every public case of the
-// shipped stage-1 and stage-2 recipes (the split contestants are graded on).
+// shipped stage-1, stage-2 and stage-6 recipes (the split contestants are
+// graded on).
 func TestControlsShipped(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every public stage-1 and stage-2 case; TestControlsTiny covers every op in -short")
 	}
-	for _, name := range []string{"stage1-basic", "stage2-paged"} {
+	for _, name := range []string{"stage1-basic", "stage2-paged", "stage6-mxfp4"} {
 		t.Run(name, func(t *testing.T) {
 			r, err := manifests.LookupSuite(name)
 			if err != nil {

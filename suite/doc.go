@@ -7,7 +7,7 @@
 //
 // Everything the package knows about an op is one value, defined in the
 // op's file (op_matmul.go, op_softmax.go, op_cache.go, op_paged.go,
-// op_quest.go) and registered in the table of op.go: its input, output and
+// op_quest.go, op_mxfp4.go, op_mxfp4_gemm.go) and registered in the table of op.go: its input, output and
 // aux tensors; plan (params strictly decoded, defaults filled in, sizes
 // checked, a byte estimate, the build); its negative and positive controls
 // (Controls); the compare tolerance family of each output; and an optional
@@ -41,6 +41,19 @@
 //	                  ("q_head" | "kv_group_sum"), plant, plant_gain, tie, needle "exclude"
 //	                  ->  kmax, kmin [b,maxb,hkv,d] (exact), scores [b,hsel,maxb], selected
 //	                  [b,hsel,k] (set), out, out_truth, lse, dense_out (aux)
+//	mxfp4_quantize    rows, k, dtype, mode (rceil), strict, zero_blocks, coarse_frac, exp_lo, exp_hi
+//	                  x [rows,k]  ->  codes [rows,k/2] (float4_e2m1fn_x2), scales [rows,k/32] (e8m0)
+//	mxfp4_dequantize  rows, k, dtype, scale_lo, scale_hi, edge, zero_blocks
+//	                  codes, scales  ->  y [rows,k] (exact)
+//	mxfp4_to_fp8      rows, k, target ("mxfp8" | "fold_group"), g, strict, scale_lo, scale_hi, zero_blocks
+//	                  codes, scales  ->  fp8 [rows,k] (e4m3), scale, scale_f32, inexact [rows,groups]
+//	mxfp4_gemm        m, n, k, mode, scale_x, scale_w
+//	                  x [m,k] (bf16), w_codes, w_scales [n,...]  ->  y, y_truth, s (aux: sum |x*w|)
+//	mxfp4_gemm_a4w4   mxfp4_gemm's, plus x_codes, x_scales (x quantized by mode)
+//	mxfp4_gemm_w4a8   mxfp4_gemm's, plus x_fp8 [m,k], x_scales [m,ceil(k/128)]
+//	mxfp4_moe         t, hd, i, e, topk, mode, router_skew, router_std, scale_x, scale_w1, scale_w2, bias_std
+//	                  x, router_logits, w1_codes, w1_scales, b1, w2_codes, w2_scales, b2  ->  out,
+//	                  out_truth; aux s, topk_ids, topk_weights; info tokens_per_expert
 //
 // Every floating output is the float64 golden rounded once: to the output
 // dtype (role golden) and, for fp16/bf16, to float32 (role truth).
@@ -75,6 +88,9 @@
 // instead of regenerating every key, and with no_dense the attention
 // regenerates only the rows of the KV heads whose selection holds the
 // block (whole generator chunks, so neighbouring rows may come along).
+// The MXFP4 GEMMs generate, quantize and multiply W 1024 rows at a time;
+// the MoE streams one expert at a time (generated, quantized, written,
+// applied to its routed tokens), so neither holds its weight set.
 // Hashing and writing run on one goroutine per tensor. Memory is bounded
 // by the longest sequence (plus 8 KiB of Quest metadata per block), not by
 // the cache.

@@ -109,11 +109,11 @@ func Regenerate(ctx context.Context, m *manifests.Manifest, o Options) ([]manife
 	if err := checkSecret(m, o.Secret); err != nil {
 		return nil, err
 	}
-	o.Splits = []string{manifests.SplitPublic, manifests.SplitBenchmark, manifests.SplitHidden}
+	o.Splits = []string{manifests.SplitPublic, manifests.SplitBenchmark, manifests.SplitEdge}
 	o.Shard = Shard{}
 	o.Cases = nil
-	if m.HiddenCommitment == "" {
-		o.Splits = o.Splits[:2]
+	if m.HiddenCommitment != "" {
+		o.Splits = append(o.Splits, manifests.SplitHidden)
 	}
 	got, err := Build(ctx, r, HashSink{}, o)
 	if err != nil {

@@ -71,12 +71,19 @@ func buildTo(t testing.TB, r *manifests.Recipe, dir string, o Options) *manifest
 var secret = []byte("organiser secret")
 
 func TestDeterministicAcrossWorkers(t *testing.T) {
-	r := tiny(t)
+	checkPinnedDigest(t, tiny(t), "tiny.digest", Options{Secret: secret})
+}
+
+// checkPinnedDigest builds r at several GOMAXPROCS/Jobs settings, requires
+// one digest, and compares it with testdata/<pin> (rewritten by -update).
+func checkPinnedDigest(t *testing.T, r *manifests.Recipe, pin string, o Options) {
+	t.Helper()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	var digests []string
 	for _, cfg := range []struct{ procs, jobs int }{{1, 1}, {2, 3}, {3, 2}} {
 		runtime.GOMAXPROCS(cfg.procs)
-		m := buildTo(t, r, t.TempDir(), Options{Jobs: cfg.jobs, Secret: secret})
+		o.Jobs = cfg.jobs
+		m := buildTo(t, r, t.TempDir(), o)
 		digests = append(digests, m.Digest)
 	}
 	if digests[0] != digests[1] || digests[0] != digests[2] {
@@ -85,16 +92,16 @@ func TestDeterministicAcrossWorkers(t *testing.T) {
 	// The pinned digest guards every generator stream and kernel at once:
 	// a change here means bundles made by earlier versions no longer
 	// reproduce, which needs a generator or suite version bump.
-	pin := filepath.Join("testdata", "tiny.digest")
+	path := filepath.Join("testdata", pin)
 	if *update {
-		os.WriteFile(pin, []byte(digests[0]+"\n"), 0o644)
+		os.WriteFile(path, []byte(digests[0]+"\n"), 0o644)
 	}
-	want, err := os.ReadFile(pin)
+	want, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := digests[0]; got != strings.TrimSpace(string(want)) {
-		t.Errorf("digest of the tiny suite = %s, pinned %s (run with -update only for an intended change)", got, want)
+		t.Errorf("digest of the %s suite = %s, pinned %s (run with -update only for an intended change)", r.Name, got, want)
 	}
 }
 

@@ -89,7 +89,7 @@ $SLURM_ARRAY_TASK_ID with $GOLDSET_SHARDS set gives it. Join shards with
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.out, "out", "o", "out", "output directory; each suite goes to OUT/<suite>")
-	f.Var(&enumSlice{p: &o.splits, allowed: []string{manifests.SplitPublic, manifests.SplitBenchmark, manifests.SplitHidden}}, "split", "splits to build: public, benchmark, hidden (default public,benchmark; hidden too with a secret)")
+	f.Var(&enumSlice{p: &o.splits, allowed: []string{manifests.SplitPublic, manifests.SplitBenchmark, manifests.SplitHidden, manifests.SplitEdge}}, "split", "splits to build: public, benchmark, hidden, edge (default public,benchmark; hidden too with a secret; edge only when named)")
 	f.StringSliceVar(&o.cases, "case", nil, "build only these case ids (one suite only)")
 	posIntVarP(f, &o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "cases built at once (output never depends on it)")
 	f.BoolVar(&o.overwrite, "overwrite", false, "replace an existing bundle of the same suite")
@@ -468,7 +468,7 @@ func runGenFrom(ctx context.Context, o genOptions, opts suite.Options, w, errw i
 	if err != nil {
 		return err
 	}
-	opts.Splits = []string{manifests.SplitPublic, manifests.SplitBenchmark}
+	opts.Splits = []string{manifests.SplitPublic, manifests.SplitBenchmark, manifests.SplitEdge}
 	if want.HiddenCommitment != "" {
 		opts.Splits = append(opts.Splits, manifests.SplitHidden)
 	}

@@ -86,7 +86,7 @@ func TestCrossArchIdentity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds goldset for three targets and runs one under qemu; skipped with -short")
 	}
-	sels := []selection{smallSelection(t, "stage1-basic", 2<<20), smallSelection(t, "stage2-paged", 24<<20)}
+	sels := []selection{smallSelection(t, "stage1-basic", 2<<20), smallSelection(t, "stage2-paged", 24<<20), smallSelection(t, "stage6-mxfp4", 4<<20)}
 	ops := map[string]bool{}
 	for _, s := range sels {
 		for op := range opsOf(t, s) {
@@ -188,7 +188,7 @@ func TestPinnedTestsUnderQEMU(t *testing.T) {
 	}{
 		{"internal/detmath", "^(TestPinnedBits|TestSpecialValues|TestExpAgainstMath|TestLogAgainstMath)$", []string{"TestPinnedBits"}},
 		{"gen", "^(TestKeyDerivation|TestRegressionVectors|TestZigTablesFile|TestFastHalfMatchesNpy|TestOffsetIndependence|TestParallelWorkers|TestSlotMapping)$", []string{"TestRegressionVectors", "TestZigTablesFile"}},
-		{"suite", "^TestDeterministicAcrossWorkers$", []string{"TestDeterministicAcrossWorkers"}},
+		{"suite", "^(TestDeterministicAcrossWorkers|TestDeterministicAcrossWorkersMX)$", []string{"TestDeterministicAcrossWorkers", "TestDeterministicAcrossWorkersMX"}},
 	} {
 		t.Run(strings.ReplaceAll(p.pkg, "/", "_"), func(t *testing.T) {
 			dir := filepath.Join(root, filepath.FromSlash(p.pkg))

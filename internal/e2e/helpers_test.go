@@ -320,7 +320,7 @@ type selection struct {
 }
 
 func (s selection) genArgs(out string, extra ...string) []string {
-	a := append([]string{"gen", s.suite, "--out", out, "--quiet"}, caseArgs(s.cases)...)
+	a := append([]string{"gen", s.suite, "--out", out, "--quiet", "--split", "public,benchmark,edge"}, caseArgs(s.cases)...)
 	return append(a, extra...)
 }
 
@@ -362,6 +362,9 @@ func smallSelection(t testing.TB, name string, maxBytes int64) selection {
 		}
 		json.Unmarshal(c.Params, &p)
 		consider(c.Op+"/"+p.DType, c.ID, n)
+		if c.Split == manifests.SplitEdge {
+			consider(c.Op+"/edge", c.ID, n) // MXFP4's edge scale bytes: subnormals, Inf, NaN
+		}
 		if p.Hostile {
 			consider(c.Op+"/hostile", c.ID, n)
 		}
