@@ -14,6 +14,8 @@ type Options struct {
 	// Mask, when non-nil, has one entry per element; false leaves the
 	// element ungraded (e.g. Quest kmax/kmin past nb, docs/spec.md §5a).
 	Mask []bool
+	// DSA carries the per-row facts of the DSA rules (family_dsa.go).
+	DSA *DSAData
 }
 
 // doubleThousandth is the Ascend relative-error threshold.
@@ -55,6 +57,10 @@ func Compare(golden, candidate []float64, shape []int64, tol Tolerance, opts Opt
 	switch tol.Mode {
 	case ModeSet:
 		j.set()
+	case ModeDSA:
+		if err := j.dsa(opts.DSA); err != nil {
+			return Report{}, err
+		}
 	default:
 		j.elementwise()
 	}

@@ -193,6 +193,11 @@ func JudgeOutput(dir string, c *manifests.Case, name string, got []float64) (com
 			return compare.Report{}, err
 		}
 	}
+	if o.judgeData != nil {
+		if opts.DSA, err = o.judgeData(d, name); err != nil {
+			return compare.Report{}, err
+		}
+	}
 	return compare.Compare(want, got, gt.Shape, tol, opts)
 }
 

@@ -17,10 +17,20 @@ import (
 // writes, role by role and in manifest order, and that every golden and
 // truth carries the tolerance of its table family.
 func TestOpTableMatchesBundles(t *testing.T) {
-	r := tiny(t)
+	seen := map[string]bool{}
+	for _, r := range []*manifests.Recipe{tiny(t), tinyDSA(t)} {
+		checkOpTable(t, r, seen)
+	}
+	for _, name := range Ops() {
+		if !seen[name] {
+			t.Errorf("neither the tiny nor the tiny-dsa recipe has a %s case", name)
+		}
+	}
+}
+
+func checkOpTable(t *testing.T, r *manifests.Recipe, seen map[string]bool) {
 	dir := t.TempDir()
 	m := buildTo(t, r, dir, Options{Jobs: 2, Splits: []string{"public", "benchmark"}})
-	seen := map[string]bool{}
 	for i := range m.Cases {
 		c := &m.Cases[i]
 		o := opTable[c.Op]
@@ -43,6 +53,9 @@ func TestOpTableMatchesBundles(t *testing.T) {
 		}
 		if !p.NoDense {
 			wantAux = o.aux
+		}
+		if o.tensorsOf != nil {
+			wantIn, wantOut, wantAux = o.tensorsOf(c.Params)
 		}
 		var gotIn, gotOut, gotAux []string
 		for _, tn := range c.Tensors {
@@ -70,11 +83,6 @@ func TestOpTableMatchesBundles(t *testing.T) {
 		// for outputs, in order for inputs.
 		if !slices.Equal(gotIn, wantIn) || !sameSet(gotOut, wantOut) || !slices.Equal(gotAux, wantAux) {
 			t.Errorf("%s (%s): tensors in %v out %v aux %v, table says in %v out %v aux %v", c.ID, c.Op, gotIn, gotOut, gotAux, wantIn, wantOut, wantAux)
-		}
-	}
-	for _, name := range Ops() {
-		if !seen[name] {
-			t.Errorf("the tiny recipe has no %s case", name)
 		}
 	}
 }
