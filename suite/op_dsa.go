@@ -261,7 +261,9 @@ func headerControls(d caseData) ([]Control, error) {
 			last[2*p], last[2*p+1] = float64(min(dsaPS, int(lens[s])-i*dsaPS)), float64(i*dsaPS)
 		}
 	}
-	ctl := []Control{zeros(d, "block_header"),
+	z := zeros(d, "block_header")
+	z.Name = "header_zeros"
+	ctl := []Control{z,
 		{Name: "header_reverse_builder", Pass: true, Note: "built in reverse (sequence, position) order, overwriting", Outputs: []ControlOutput{d.output("block_header", honest)}}}
 	shared, unref := false, false
 	for p := range nb {
