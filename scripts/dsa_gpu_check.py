@@ -104,7 +104,10 @@ def indexer_ragged(bdir, case, bf16):
     return {"logits": logits, "topk": topk}
 
 
-def attention(bdir, case, bf16):
+def attention(bdir, case, mode):
+    """mode: False (fp32 throughout); True (FlashMLA's precision: fp32 QK
+    accumulation of the bf16 inputs, P rounded to bf16 for PV, out bf16);
+    "bf16-logits" (also the QK logits rounded to bf16: a harsher kernel)."""
     p = case["params"]
     qn = torch.tensor(load(bdir, case, "q_nope"), device=dev)
     qp = torch.tensor(load(bdir, case, "q_pe"), device=dev)
@@ -119,11 +122,14 @@ def attention(bdir, case, bf16):
         if sel.numel() == 0:
             continue
         kc, kp = ckv[sel], kpe[sel]
-        if bf16:
-            x = (qn[r].bfloat16() @ kc.bfloat16().T + qp[r].bfloat16() @ kp.bfloat16().T).float() * p["sm_scale"]
+        if mode:
+            if mode == "bf16-logits":
+                x = (qn[r].bfloat16() @ kc.bfloat16().T + qp[r].bfloat16() @ kp.bfloat16().T).float() * p["sm_scale"]
+            else:
+                x = (qn[r] @ kc.T + qp[r] @ kp.T) * p["sm_scale"]
             m = x.max(-1, keepdim=True).values
             e = torch.exp(x - m)
-            o = (e.bfloat16() @ kc.bfloat16()).float() / e.sum(-1, keepdim=True)
+            o = (e.bfloat16().float() @ kc) / e.sum(-1, keepdim=True)
         else:
             x = (qn[r] @ kc.T + qp[r] @ kp.T) * p["sm_scale"]
             m = x.max(-1, keepdim=True).values
@@ -154,7 +160,7 @@ def main():
     m = json.load(open(os.path.join(a.bundle, "manifest.json")))
     os.makedirs(a.work, exist_ok=True)
     print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}")
-    print(f"{'kernel':<10} {'case':<22} {'output':<14} {'status':<5} {'worst err/bound':>16} {'max_abs':>12} {'mismatch':>9}")
+    print(f"{'kernel':<17} {'case':<22} {'output':<14} {'status':<5} {'worst err/bound':>16} {'max_abs':>12} {'mismatch':>9} checks: observed (FAIL: marks a failing one)")
     for c in m["cases"]:
         if c["op"] == "dsa_indexer":
             f = indexer_ragged if c["params"].get("layout") == "ragged" else indexer_paged
@@ -162,7 +168,10 @@ def main():
             f = attention
         else:
             continue
-        for kern, bf in (("torch-fp32", False), ("torch-bf16", True)):
+        kernels = [("torch-fp32", False), ("torch-bf16", True)]
+        if f is attention:
+            kernels.append(("torch-bf16-logits", "bf16-logits"))
+        for kern, bf in kernels:
             torch.backends.cuda.matmul.allow_tf32 = False
             outs = f(a.bundle, c, bf)
             torch.cuda.synchronize()
@@ -177,9 +186,10 @@ def main():
             rc, rep = judge(a.goldset, a.bundle, c["id"], files)
             reps = rep.get("outputs") or rep.get("reports") or []
             if not reps:
-                print(f"{kern:<10} {c['id']:<22} {'-':<14} rc={rc} {json.dumps(rep)[:300]}")
+                print(f"{kern:<17} {c['id']:<22} {'-':<14} rc={rc} {json.dumps(rep)[:300]}")
             for r in reps:
-                print(f"{kern:<10} {c['id']:<22} {r.get('name',''):<14} {r.get('status',''):<5} {str(r.get('worst_ratio','')):>16} {str(r.get('max_abs','')):>12} {str(r.get('mismatch_count','')):>9}")
+                failed = " ".join(("" if ch["pass"] else "FAIL:") + ch["rule"] + "=" + f"{float(ch['observed']):.3g}" for ch in r.get("checks", []))
+                print(f"{kern:<17} {c['id']:<22} {r.get('name',''):<14} {r.get('status',''):<5} {str(r.get('worst_ratio','')):>16} {str(r.get('max_abs','')):>12} {str(r.get('mismatch_count','')):>9} {failed}")
             sys.stdout.flush()
 
 
