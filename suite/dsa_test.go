@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,4 +113,28 @@ func TestDSAControlMatrix(t *testing.T) {
 		t.Logf("%s (%s): %s", c.ID, c.Op, strings.Join(names, " "))
 	}
 	t.Logf("%d cases: %d negative and %d positive controls", len(m.Cases), neg, pos)
+}
+
+// BenchmarkBuildStage5DSA builds the whole stage5-dsa public split
+// (generation, goldens, encoding, sha256; no disk), SetBytes = its bytes.
+func BenchmarkBuildStage5DSA(b *testing.B) {
+	r, err := manifests.LookupSuite("stage5-dsa")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var bytes int64
+	b.ReportAllocs()
+	for b.Loop() {
+		m, err := Build(context.Background(), r, HashSink{}, Options{Splits: []string{manifests.SplitPublic}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		bytes = 0
+		for _, c := range m.Cases {
+			for _, t := range c.Tensors {
+				bytes += t.Bytes
+			}
+		}
+	}
+	b.SetBytes(bytes)
 }
