@@ -161,3 +161,49 @@ func TestDSAScaledAndLSE(t *testing.T) {
 		t.Errorf("selection family on float32: %v", err)
 	}
 }
+
+// FuzzCompareDSA: arbitrary values, row facts and rules never panic; an
+// error wraps ErrShape or ErrTolerance; the status agrees with Failed.
+func FuzzCompareDSA(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 3, 1, 0, 2}, uint8(0), 4.0, 1.0, 0.5, uint8(2), false)
+	f.Add([]byte{0, 255, 2, 7, 3, 1, 9, 2}, uint8(1), 1.0, math.Inf(1), 0.0, uint8(1), true)
+	f.Add([]byte{1, 2, 200, 4}, uint8(3), 0.0, 0.0, 0.0, uint8(0), true)
+	f.Fuzz(func(t *testing.T, data []byte, rule uint8, a, gap, kth float64, offs uint8, physical bool) {
+		n := len(data) / 2
+		if n == 0 {
+			return
+		}
+		g, c := make([]float64, n), make([]float64, n)
+		for i := range n {
+			g[i], c[i] = float64(int8(data[i])), float64(int8(data[n+i]))
+		}
+		fam := []Family{DSASelection, DSALogits, DSAAttention, DSALSE}[rule%4]
+		dt := []string{Int32, Float32, BFloat16, Float32}[rule%4]
+		tol, err := fam.Tolerance(dt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scores := make([]float64, int(data[0])%9)
+		for i := range scores {
+			scores[i] = float64(data[i%len(data)])
+		}
+		row := golden.DSASelectionRow{Scores: scores, Info: golden.DSARowInfo{Visible: len(scores), Kth: kth, Gap: gap, A: a}}
+		if physical {
+			row.Space, row.PS, row.BlockTable = golden.DSAPhysical, 4, []int32{int32(data[0] % 3), 2, 5}
+		}
+		d := &DSAData{Rows: []golden.DSASelectionRow{row}, RowScale: []float64{a}, Exact: []bool{physical}, LogitsDType: []string{"", BFloat16, Float16}[offs%3]}
+		if offs%2 == 1 {
+			d.Offsets = []int32{int32(offs)}
+		}
+		r, err := Compare(g, c, []int64{1, int64(n)}, tol, Options{DSA: d})
+		if err != nil {
+			if !errors.Is(err, ErrShape) && !errors.Is(err, ErrTolerance) && !errors.Is(err, golden.ErrInvalidParams) {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			return
+		}
+		if (r.Status == Pass) != (len(r.Failed) == 0) {
+			t.Fatalf("status %s with failed %q", r.Status, r.Failed)
+		}
+	})
+}
