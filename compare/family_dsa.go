@@ -224,6 +224,64 @@ func (j *judge) dsaSelection(data *DSAData) error {
 	return nil
 }
 
+// dsaTally accumulates the elementwise part of the scaled and lse rules.
+type dsaTally struct {
+	j               *judge
+	nonfinite, viol int64
+	worst, maxAbs   float64
+	worstAt         int64
+}
+
+// nonfiniteAt counts a non-finite mismatch at i.
+func (t *dsaTally) nonfiniteAt(i int) {
+	t.nonfinite++
+	if t.j.r.FirstMismatch == nil {
+		t.j.r.FirstMismatch = unravel(int64(i), t.j.shape)
+	}
+}
+
+// sameNonfinite reports whether g and c are the same NaN/Inf pattern.
+func sameNonfinite(g, c float64) bool { return g == c || (g != g && c != c) }
+
+// grade judges |c-g| = ad against allowed at i.
+func (t *dsaTally) grade(i int, ad, allowed float64) {
+	q := math.Inf(1)
+	if allowed > 0 {
+		q = ad / allowed
+	} else if ad == 0 {
+		q = 0
+	}
+	if q > t.worst || t.worstAt < 0 {
+		t.worst, t.worstAt = q, int64(i)
+	}
+	if ad > allowed {
+		t.viol++
+		if t.j.r.FirstMismatch == nil {
+			t.j.r.FirstMismatch = unravel(int64(i), t.j.shape)
+		}
+	}
+}
+
+// finish fills the report and adds the nonfinite and bound checks.
+func (t *dsaTally) finish(nonfiniteFormula, rule, formula string) {
+	r := t.j.r
+	r.Graded = int64(len(t.j.g))
+	r.MismatchCount = t.nonfinite + t.viol
+	r.MismatchRatio = ratio(r.MismatchCount, r.Graded)
+	r.MaxAbs, r.WorstRatio = Float(t.maxAbs), Float(t.worst)
+	if t.worstAt >= 0 {
+		r.WorstIndex = unravel(t.worstAt, t.j.shape)
+		r.WorstGolden, r.WorstCandidate = Float(t.j.g[t.worstAt]), Float(t.j.c[t.worstAt])
+	}
+	r.Checks = append(r.Checks, Check{
+		Rule: "nonfinite", Formula: nonfiniteFormula,
+		Violations: t.nonfinite, Of: r.Graded, Unit: "elements", Observed: Float(t.nonfinite), Pass: t.nonfinite == 0,
+	}, Check{
+		Rule: rule, Formula: formula,
+		Violations: t.viol, Of: r.Graded, Unit: "elements", Observed: Float(t.worst), Pass: t.viol == 0,
+	})
+}
+
 func (j *judge) dsaScaled(data *DSAData) error {
 	r, d := j.r, j.tol.DSA
 	if err := j.dsaRowsMatch(len(data.RowScale), "row scales"); err != nil {
@@ -234,9 +292,9 @@ func (j *judge) dsaScaled(data *DSAData) error {
 			return err
 		}
 	}
-	var nonfinite, viol, exactViol, exactOf, l2Viol, l2Of int64
-	var worst, maxAbs, worstL2 float64
-	worstAt := int64(-1)
+	t := dsaTally{j: j, worstAt: -1}
+	var exactViol, exactOf, l2Viol, l2Of int64
+	var worstL2 float64
 	for row := range j.rows {
 		base := row * j.rowLen
 		exact := data.Exact != nil && data.Exact[row]
@@ -249,41 +307,20 @@ func (j *judge) dsaScaled(data *DSAData) error {
 		for i := base; i < base+j.rowLen; i++ {
 			g, c := j.g[i], j.c[i]
 			if !finite(g) || !finite(c) {
-				if g == c || (g != g && c != c) {
-					continue
-				}
-				nonfinite++
-				if r.FirstMismatch == nil {
-					r.FirstMismatch = unravel(int64(i), j.shape)
+				if !sameNonfinite(g, c) {
+					t.nonfiniteAt(i)
 				}
 				continue
 			}
 			ad := math.Abs(c - g)
-			maxAbs = max(maxAbs, ad)
+			t.maxAbs = max(t.maxAbs, ad)
 			rd2 += float64(ad * ad)
 			rg2 += float64(g * g)
 			if exact {
-				if math.Float64bits(c) != math.Float64bits(g) {
-					rowBad = true
-				}
+				rowBad = rowBad || math.Float64bits(c) != math.Float64bits(g)
 				continue
 			}
-			allowed := float64(d.RTol*math.Abs(g)) + scale
-			q := math.Inf(1)
-			if allowed > 0 {
-				q = ad / allowed
-			} else if ad == 0 {
-				q = 0
-			}
-			if q > worst || worstAt < 0 {
-				worst, worstAt = q, int64(i)
-			}
-			if ad > allowed {
-				viol++
-				if r.FirstMismatch == nil {
-					r.FirstMismatch = unravel(int64(i), j.shape)
-				}
-			}
+			t.grade(i, ad, float64(d.RTol*math.Abs(g))+scale)
 		}
 		if rowBad {
 			exactViol++
@@ -297,22 +334,8 @@ func (j *judge) dsaScaled(data *DSAData) error {
 			}
 		}
 	}
-	r.Graded = int64(len(j.g))
-	r.MismatchCount = nonfinite + viol
-	r.MismatchRatio = ratio(r.MismatchCount, r.Graded)
-	r.MaxAbs = Float(maxAbs)
-	r.WorstRatio = Float(worst)
-	if worstAt >= 0 {
-		r.WorstIndex = unravel(worstAt, j.shape)
-		r.WorstGolden, r.WorstCandidate = Float(j.g[worstAt]), Float(j.c[worstAt])
-	}
-	r.Checks = append(r.Checks, Check{
-		Rule: "nonfinite", Formula: "NaN/+Inf/-Inf (the -inf mask) where and only where the golden has them",
-		Violations: nonfinite, Of: r.Graded, Unit: "elements", Observed: Float(nonfinite), Pass: nonfinite == 0,
-	}, Check{
-		Rule: "dsa_scaled", Formula: fmt.Sprintf("|c-g| <= %g*|g| + %g*%s(row)", d.RTol, d.Scale, d.RowScale),
-		Violations: viol, Of: r.Graded, Unit: "elements", Observed: Float(worst), Pass: viol == 0,
-	})
+	t.finish("NaN/+Inf/-Inf (the -inf mask) where and only where the golden has them",
+		"dsa_scaled", fmt.Sprintf("|c-g| <= %g*|g| + %g*%s(row)", d.RTol, d.Scale, d.RowScale))
 	if d.RowRelL2 > 0 {
 		r.Checks = append(r.Checks, Check{
 			Rule: "row_rel_l2", Formula: fmt.Sprintf("||c-g|| <= %g*||g|| per row", d.RowRelL2),
@@ -329,54 +352,26 @@ func (j *judge) dsaScaled(data *DSAData) error {
 }
 
 func (j *judge) dsaLSE() {
-	r, d := j.r, j.tol.DSA
-	var nonfinite, viol int64
-	var worst, maxAbs float64
-	worstAt := int64(-1)
+	d := j.tol.DSA
+	t := dsaTally{j: j, worstAt: -1}
 	for i, g := range j.g {
 		c := j.c[i]
-		if math.IsInf(g, -1) {
+		switch {
+		case math.IsInf(g, -1):
 			// An empty row: FlashMLA writes +inf, the golden -inf.
 			if !math.IsInf(c, 0) {
-				nonfinite++
+				t.nonfiniteAt(i)
 			}
-			continue
-		}
-		if !finite(g) || !finite(c) {
-			if g != c && !(g != g && c != c) {
-				nonfinite++
-				if r.FirstMismatch == nil {
-					r.FirstMismatch = unravel(int64(i), j.shape)
-				}
+		case !finite(g) || !finite(c):
+			if !sameNonfinite(g, c) {
+				t.nonfiniteAt(i)
 			}
-			continue
-		}
-		ad := math.Abs(c - g)
-		maxAbs = max(maxAbs, ad)
-		allowed := float64(d.RTol * max(math.Abs(g), 1))
-		if q := ad / allowed; q > worst || worstAt < 0 {
-			worst, worstAt = q, int64(i)
-		}
-		if ad > allowed {
-			viol++
-			if r.FirstMismatch == nil {
-				r.FirstMismatch = unravel(int64(i), j.shape)
-			}
+		default:
+			ad := math.Abs(c - g)
+			t.maxAbs = max(t.maxAbs, ad)
+			t.grade(i, ad, float64(d.RTol*max(math.Abs(g), 1)))
 		}
 	}
-	r.Graded = int64(len(j.g))
-	r.MismatchCount = nonfinite + viol
-	r.MismatchRatio = ratio(r.MismatchCount, r.Graded)
-	r.MaxAbs, r.WorstRatio = Float(maxAbs), Float(worst)
-	if worstAt >= 0 {
-		r.WorstIndex = unravel(worstAt, j.shape)
-		r.WorstGolden, r.WorstCandidate = Float(j.g[worstAt]), Float(j.c[worstAt])
-	}
-	r.Checks = append(r.Checks, Check{
-		Rule: "nonfinite", Formula: "non-finite where the golden is; either infinity where the golden is -inf (empty row) only",
-		Violations: nonfinite, Of: r.Graded, Unit: "elements", Observed: Float(nonfinite), Pass: nonfinite == 0,
-	}, Check{
-		Rule: "dsa_lse", Formula: fmt.Sprintf("|c-g| <= %g*max(|g|, 1)", d.RTol),
-		Violations: viol, Of: r.Graded, Unit: "elements", Observed: Float(worst), Pass: viol == 0,
-	})
+	t.finish("non-finite where the golden is; either infinity where the golden is -inf (empty row) only",
+		"dsa_lse", fmt.Sprintf("|c-g| <= %g*max(|g|, 1)", d.RTol))
 }
