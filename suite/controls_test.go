@@ -74,7 +74,7 @@ func TestControlsShipped(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every public stage-1 and stage-2 case; TestControlsTiny covers every op in -short")
 	}
-	for _, name := range []string{"stage1-basic", "stage2-paged"} {
+	for _, name := range []string{"stage1-basic", "stage2-paged", "stage5-dsa"} {
 		t.Run(name, func(t *testing.T) {
 			r, err := manifests.LookupSuite(name)
 			if err != nil {
