@@ -17,6 +17,8 @@ type Options struct {
 	// Bound is the per-element bound S the tolerance's Bound names (one
 	// entry per element); required when Tolerance.Bound is set.
 	Bound []float64
+	// DSA carries the per-row facts of the DSA rules (family_dsa.go).
+	DSA *DSAData
 }
 
 // doubleThousandth is the Ascend relative-error threshold.
@@ -61,6 +63,10 @@ func Compare(golden, candidate []float64, shape []int64, tol Tolerance, opts Opt
 	switch tol.Mode {
 	case ModeSet:
 		j.set()
+	case ModeDSA:
+		if err := j.dsa(opts.DSA); err != nil {
+			return Report{}, err
+		}
 	default:
 		j.elementwise()
 		j.reportAllclose()

@@ -151,6 +151,26 @@
 // candidates (|u1 files for float4_e2m1fn_x2, float8_e8m0fnu,
 // float8_e4m3fn goldens) are decoded through the dtype table.
 //
+// The DSA families (family_dsa.go, mode "dsa", docs/spec.md §8) need
+// per-row facts of the case, which the caller passes as Options.DSA (suite
+// reads them from the bundle's aux tensors):
+//
+//	DSASelection  int32 index rows: golden.DSASelectionCheck's tie band,
+//	              eps = eps_rel*A, eps_rel 2^-12 (float32 logits) or 2^-7
+//	              (bfloat16, DSAData.LogitsDType); max_abs reports
+//	              FlashInfer-Bench's sorted-score difference, never binding
+//	DSALogits     |d| <= eps_rel*A + 2^-20*|g| (eps_rel by the stored dtype),
+//	              the -inf mask equal
+//	DSAAttention  |d| <= 2^-7*|g| + 2^-8*max|v_sel|, row rel L2 <= 2^-7,
+//	              one valid index: bit for bit
+//	DSALSE        |d| <= 2^-13*max(|g|, 1); either infinity where g = -inf
+//
+// The bound is the spec's argument: the indexer's dots are exact, so a
+// float32 kernel errs by a few float32 roundings of terms bounded by A;
+// bf16 logits carry 2^-9 relative error, hence 2^-7. On an H200 the worst
+// error / bound was 5.1e-4 (fp32 logits), 0.27 (bf16 logits at 2^-7),
+// 0.056 / 0.32 (fp32 / bf16-P MLA out), 0.0011 (lse): docs/dsa-h200.log.
+//
 // # Why a correct kernel passes
 //
 // Let x be the exact value, x' the kernel's value before its final

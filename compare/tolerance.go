@@ -66,12 +66,18 @@ type Tolerance struct {
 	// ReportAllclose, when > 0, adds an informative check (never graded):
 	// allclose with atol = rtol = ReportAllclose (GPU MODE's 1e-2).
 	ReportAllclose float64 `json:"report_allclose,omitempty"`
+	// DSA holds the numbers of a ModeDSA rule (family_dsa.go).
+	DSA *DSARule `json:"dsa,omitempty"`
 }
 
 // Validate reports whether t can be applied; errors wrap ErrTolerance.
 func (t Tolerance) Validate() error {
 	switch t.Mode {
 	case ModeAllclose, ModeExact, ModeSet:
+	case ModeDSA:
+		if err := t.DSA.validate(); err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("compare: %w: mode %q (want %q, %q or %q)", ErrTolerance, t.Mode, ModeAllclose, ModeExact, ModeSet)
 	}
@@ -150,7 +156,8 @@ type Family struct {
 	table     map[string]family // per dtype (matmul-like, ...); nil: row for every floating dtype
 	row       family
 	setIgnore []float64
-	basis     string // overrides the recorded Basis (see WithBasis)
+	basis     string   // overrides the recorded Basis (see WithBasis)
+	dsa       *DSARule // ModeDSA families (family_dsa.go)
 }
 
 // The tolerance families.
@@ -213,6 +220,8 @@ func (f Family) Tolerance(dtype string) (Tolerance, error) {
 			basis = f.name
 		}
 		return Tolerance{Mode: ModeSet, DType: dt, SetIgnore: append([]float64(nil), f.setIgnore...), Basis: basis}, nil
+	case ModeDSA:
+		return f.dsaTolerance(dt)
 	}
 	if !formatOf(dt).isFloat {
 		return Tolerance{}, fmt.Errorf("compare: %w: family %s grades floating outputs, not %s", ErrTolerance, f.name, dt)

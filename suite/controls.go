@@ -206,6 +206,11 @@ func JudgeOutput(dir string, c *manifests.Case, name string, got []float64) (com
 			return compare.Report{}, err
 		}
 	}
+	if o.judgeData != nil {
+		if opts.DSA, err = o.judgeData(d, name); err != nil {
+			return compare.Report{}, err
+		}
+	}
 	return compare.Compare(want, got, elemShape(gt), tol, opts)
 }
 

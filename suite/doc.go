@@ -54,6 +54,23 @@
 //	mxfp4_moe         t, hd, i, e, topk, mode, router_skew, router_std, scale_x, scale_w1, scale_w2, bias_std
 //	                  x, router_logits, w1_codes, w1_scales, b1, w2_codes, w2_scales, b2  ->  out,
 //	                  out_truth; aux s, topk_ids, topk_weights; info tokens_per_expert
+//	dsa_index_cache   t, di, nb, scale_fmt, skip_frac  (docs/spec.md §8a)
+//	                  k [t,di], slot_mapping, index_cache [nb,64*di+256] u8 -> index_cache_out (exact)
+//	dsa_indexer       layout "paged": seq_lens, next_n, hi, di, k, scale_fmt, logits_dtype,
+//	                  extra_blocks, shuffle, shared_pages, tied, margin
+//	                  q [b,nn,hi,di] e4m3, weights, index_cache, block_table, seq_lens ->
+//	                  logits, topk_logical, topk_physical, block_header; layout "ragged":
+//	                  ctx_lens, query_lens -> q, weights, kv, kv_scale, ks, ke -> logits, topk;
+//	                  aux index_scores (float64 I), row_info (visible, kth, gap, A)
+//	dsa_sparse_attention  seq_lens, next_n, h, dc, dr, k, index_hi, index_di, empty_rows,
+//	                  single_rows, sm_scale, paging params -> q_nope, q_pe, ckv_cache,
+//	                  kpe_cache, sparse_indices (the golden indexer's), block_table, seq_lens
+//	                  -> out (bf16), lse, block_header; aux row_stats (max|v_sel|, count)
+//	block_header      seq_lens and paging params -> block_table, seq_lens -> block_header
+//
+// The DSA ops hand compare the per-row facts its DSA families need
+// (op.judgeData: A, the golden scores, the block table, max|v_sel|); an
+// op whose tensors depend on its params lists them per case (op.tensorsOf).
 //
 // Every floating output is the float64 golden rounded once: to the output
 // dtype (role golden) and, for fp16/bf16, to float32 (role truth).

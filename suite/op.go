@@ -32,6 +32,13 @@ type op struct {
 	// mask returns which elements of an output are graded (nil: all); nil
 	// when no output of the op has a mask.
 	mask func(d caseData, output string, shape []int64) ([]bool, error)
+	// judgeData returns the per-row facts compare's DSA families need for
+	// an output (nil when it needs none); nil for the other ops.
+	judgeData func(d caseData, output string) (*compare.DSAData, error)
+	// tensorsOf, when set, names the tensors of a case whose set depends
+	// on its params (dsa_indexer's paged and ragged layouts), in manifest
+	// order; inputs, outputs and aux are then their union.
+	tensorsOf func(params json.RawMessage) (in, out, aux []string)
 }
 
 // output is one golden output of an op.

@@ -18,12 +18,12 @@ import (
 // truth carries the tolerance of its table family.
 func TestOpTableMatchesBundles(t *testing.T) {
 	seen := map[string]bool{}
-	for _, r := range []*manifests.Recipe{tiny(t), tinyMX(t)} {
+	for _, r := range []*manifests.Recipe{tiny(t), tinyMX(t), tinyDSA(t)} {
 		checkOpTable(t, r, seen)
 	}
 	for _, name := range Ops() {
 		if !seen[name] {
-			t.Errorf("neither the tiny nor the tiny-mxfp4 recipe has a %s case", name)
+			t.Errorf("none of the tiny, tiny-mxfp4 or tiny-dsa recipes has a %s case", name)
 		}
 	}
 }
@@ -53,6 +53,9 @@ func checkOpTable(t *testing.T, r *manifests.Recipe, seen map[string]bool) {
 		}
 		if !p.NoDense {
 			wantAux = o.aux
+		}
+		if o.tensorsOf != nil {
+			wantIn, wantOut, wantAux = o.tensorsOf(c.Params)
 		}
 		var gotIn, gotOut, gotAux []string
 		for _, tn := range c.Tensors {

@@ -359,9 +359,10 @@ func smallSelection(t testing.TB, name string, maxBytes int64) selection {
 		var p struct {
 			DType   string `json:"dtype"`
 			Hostile bool   `json:"hostile"`
+			Layout  string `json:"layout"` // dsa_indexer: paged or ragged
 		}
 		json.Unmarshal(c.Params, &p)
-		consider(c.Op+"/"+p.DType, c.ID, n)
+		consider(c.Op+"/"+p.DType+p.Layout, c.ID, n)
 		if c.Split == manifests.SplitEdge {
 			consider(c.Op+"/edge", c.ID, n) // MXFP4's edge scale bytes: subnormals, Inf, NaN
 		}

@@ -1,0 +1,140 @@
+package suite
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goldset/goldset/manifests"
+)
+
+// tinyDSARecipe covers the DSA ops (docs/spec.md §8) at small sizes: every
+// index space, next_n 1 and 2, the ragged prefill form, shuffled and
+// shared pages, an all-tied row, a planted margin, empty and single-index
+// attention rows, both scale formats and bf16 logits. It is a recipe of
+// its own so that the tiny recipe's pinned digest stays as it was.
+const tinyDSARecipe = `{
+ "name": "tiny-dsa", "version": "0.1.0", "spec_version": 1, "seed": 11,
+ "cases": [
+  {"id": "ic", "op": "dsa_index_cache", "split": "public", "params": {"t": 70, "di": 16, "nb": 3, "skip_frac": 0.2}},
+  {"id": "ic-fp32", "op": "dsa_index_cache", "split": "public", "params": {"t": 9, "di": 8, "nb": 1, "scale_fmt": "fp32"}},
+  {"id": "bh", "op": "block_header", "split": "public", "params": {"seq_lens": [130, 64, 65], "extra_blocks": 2, "shuffle": true, "shared_pages": 1}},
+  {"id": "ix-nn1", "op": "dsa_indexer", "split": "public", "params": {"seq_lens": [1, 63, 64, 65, 200], "hi": 4, "di": 16, "k": 64, "extra_blocks": 1, "shuffle": true}},
+  {"id": "ix-nn2", "op": "dsa_indexer", "split": "public", "params": {"seq_lens": [66, 129, 300], "next_n": 2, "hi": 4, "di": 16, "k": 64, "shuffle": true, "shared_pages": 1, "scale_fmt": "fp32"}},
+  {"id": "ix-tied", "op": "dsa_indexer", "split": "public", "params": {"seq_lens": [150, 40], "hi": 2, "di": 8, "k": 32, "tied": true}},
+  {"id": "ix-margin", "op": "dsa_indexer", "split": "public", "params": {"seq_lens": [300, 90], "hi": 4, "di": 16, "k": 32, "margin": 0.01, "shuffle": true}},
+  {"id": "ix-bf16", "op": "dsa_indexer", "split": "benchmark", "params": {"seq_lens": [100], "hi": 4, "di": 16, "k": 16, "logits_dtype": "bfloat16"}},
+  {"id": "ix-ragged", "op": "dsa_indexer", "split": "public", "params": {"layout": "ragged", "ctx_lens": [0, 70], "query_lens": [5, 3], "hi": 4, "di": 16, "k": 40}},
+  {"id": "sa", "op": "dsa_sparse_attention", "split": "public", "params": {"seq_lens": [1, 65, 150], "next_n": 1, "h": 4, "dc": 32, "dr": 8, "k": 64, "index_hi": 2, "index_di": 8, "shuffle": true, "extra_blocks": 1, "empty_rows": [2], "single_rows": [1]}},
+  {"id": "sa-nn2", "op": "dsa_sparse_attention", "split": "public", "params": {"seq_lens": [70, 100], "next_n": 2, "h": 2, "dc": 16, "dr": 4, "k": 32, "index_hi": 2, "index_di": 8, "shared_pages": 1}},
+  {"id": "sa-hidden", "op": "dsa_sparse_attention", "split": "hidden", "params": {"seq_lens": [40], "h": 2, "dc": 16, "dr": 4, "k": 16, "index_hi": 2, "index_di": 8}}
+ ]
+}`
+
+func tinyDSA(t testing.TB) *manifests.Recipe {
+	t.Helper()
+	r, err := manifests.ParseRecipe("tiny-dsa", []byte(tinyDSARecipe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestControlsTinyDSA(t *testing.T) {
+	r := tinyDSA(t)
+	dir := t.TempDir()
+	m := buildTo(t, r, dir, Options{Jobs: 2, Splits: []string{"public", "benchmark"}})
+	checkControls(t, filepath.Join(dir, r.Name), m)
+}
+
+// TestDSADeterministic: --jobs 1 and --jobs 2 give one digest, pinned in
+// testdata/tiny-dsa.digest (refreshed only with -update).
+func TestDSADeterministic(t *testing.T) {
+	r := tinyDSA(t)
+	var digests []string
+	for _, jobs := range []int{1, 2} {
+		m := buildTo(t, r, t.TempDir(), Options{Jobs: jobs, Splits: []string{"public", "benchmark", "hidden"}, Secret: secret})
+		digests = append(digests, m.Digest)
+	}
+	if digests[0] != digests[1] {
+		t.Fatalf("digests differ across jobs: %v", digests)
+	}
+	pin := filepath.Join("testdata", "tiny-dsa.digest")
+	if *update {
+		os.WriteFile(pin, []byte(digests[0]+"\n"), 0o644)
+	}
+	want, err := os.ReadFile(pin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := digests[0]; got != strings.TrimSpace(string(want)) {
+		t.Errorf("digest of the tiny-dsa suite = %s, pinned %s", got, want)
+	}
+}
+
+// TestDSAControlMatrix logs which controls each DSA case has and checks
+// that every case has a positive control beside its negatives (the
+// verdicts themselves are TestControlsTinyDSA's).
+func TestDSAControlMatrix(t *testing.T) {
+	r := tinyDSA(t)
+	dir := t.TempDir()
+	m := buildTo(t, r, dir, Options{Jobs: 2, Splits: []string{"public", "benchmark"}})
+	neg, pos := 0, 0
+	for i := range m.Cases {
+		c := &m.Cases[i]
+		ctl, err := Controls(filepath.Join(dir, r.Name), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		p := 0
+		for _, k := range ctl {
+			ok, _, err := Judge(filepath.Join(dir, r.Name), c, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := "REJECTED"
+			if ok {
+				v = "ACCEPTED"
+			}
+			names = append(names, k.Name+"="+v)
+			if k.Pass {
+				p++
+				pos++
+			} else {
+				neg++
+			}
+		}
+		if p == 0 {
+			t.Errorf("%s: no positive control", c.ID)
+		}
+		t.Logf("%s (%s): %s", c.ID, c.Op, strings.Join(names, " "))
+	}
+	t.Logf("%d cases: %d negative and %d positive controls", len(m.Cases), neg, pos)
+}
+
+// BenchmarkBuildStage5DSA builds the whole stage5-dsa public split
+// (generation, goldens, encoding, sha256; no disk), SetBytes = its bytes.
+func BenchmarkBuildStage5DSA(b *testing.B) {
+	r, err := manifests.LookupSuite("stage5-dsa")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var bytes int64
+	b.ReportAllocs()
+	for b.Loop() {
+		m, err := Build(context.Background(), r, HashSink{}, Options{Splits: []string{manifests.SplitPublic}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		bytes = 0
+		for _, c := range m.Cases {
+			for _, t := range c.Tensors {
+				bytes += t.Bytes
+			}
+		}
+	}
+	b.SetBytes(bytes)
+}

@@ -1,0 +1,395 @@
+package suite
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+
+	"github.com/goldset/goldset/compare"
+	"github.com/goldset/goldset/gen"
+	"github.com/goldset/goldset/golden"
+	"github.com/goldset/goldset/internal/detmath"
+	"github.com/goldset/goldset/npy"
+)
+
+// ---- dsa_sparse_attention (docs/spec.md §8c) ----
+
+var _ = register(&op{
+	name:   "dsa_sparse_attention",
+	inputs: []string{"q_nope", "q_pe", "ckv_cache", "kpe_cache", "sparse_indices", "block_table", "seq_lens"},
+	outputs: []output{
+		{name: "out", dtype: "bfloat16", tol: compare.DSAAttention},
+		{name: "lse", dtype: "float32", tol: compare.DSALSE},
+		{name: "block_header", dtype: "int32", tol: compare.Exact.WithBasis("exact/block_header")},
+	},
+	aux:       []string{"row_stats"},
+	plan:      planDSAAttention,
+	controls:  dsaAttentionControls,
+	judgeData: dsaAttentionJudgeData,
+})
+
+type dsaAttnParams struct {
+	dsaLayoutParams
+	NN int `json:"next_n"`
+	H  int `json:"h"`
+	DC int `json:"dc"`
+	DR int `json:"dr"`
+	K  int `json:"k"`
+	// The selection is the golden indexer's topk_physical over a seeded
+	// indexer problem of IndexHI heads of IndexDI dims on the same pages.
+	IndexHI int `json:"index_hi"`
+	IndexDI int `json:"index_di"`
+	// EmptyRows are emptied (all -1); SingleRows keep one valid index.
+	EmptyRows  []int `json:"empty_rows,omitempty"`
+	SingleRows []int `json:"single_rows,omitempty"`
+	// SMScale defaults to 1/sqrt(192).
+	SMScale float64 `json:"sm_scale"`
+}
+
+func planDSAAttention(raw json.RawMessage) (*casePlan, error) {
+	p := dsaAttnParams{NN: 1, DC: 512, DR: 64, K: 2048, IndexHI: 64, IndexDI: 128, SMScale: golden.DSADefaultSMScale}
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	for _, e := range []error{checkRange("next_n", p.NN, 1, 2), checkRange("h", p.H, 1, 256), checkRange("dc", p.DC, 1, 1024),
+		checkRange("dr", p.DR, 0, 256), checkRange("k", p.K, 1, 1<<16), checkRange("index_hi", p.IndexHI, 1, 256),
+		checkRange("index_di", p.IndexDI, 1, 1024), finitePositive("sm_scale", p.SMScale)} {
+		if e != nil {
+			return nil, e
+		}
+	}
+	if err := p.dsaLayoutParams.check(p.NN); err != nil {
+		return nil, err
+	}
+	rows := len(p.SeqLens) * p.NN
+	for _, r := range append(slices.Clone(p.EmptyRows), p.SingleRows...) {
+		if r < 0 || r >= rows {
+			return nil, errParams("empty/single row %d not in [0, %d)", r, rows)
+		}
+	}
+	_, nb := p.blocks()
+	if _, err := checkElems("ckv_cache", nb, dsaPS, p.DC); err != nil {
+		return nil, err
+	}
+	bytes := int64(nb*dsaPS*(p.DC+p.DR))*2 + int64(rows*p.H*(p.DC+p.DR))*2*2 + int64(rows*p.K*4) + int64(rows*p.H*4)
+	return &casePlan{params: canonical(p), dtype: "bfloat16", bytes: bytes, build: func(c *caseCtx) error { return buildDSAAttention(c, &p) }}, nil
+}
+
+// dsaSlotValues draws the ckv and kpe rows of one slot: a pure function of
+// the slot, so the golden regenerates the selected slots instead of
+// holding the cache.
+func dsaSlotValues(c *caseCtx, s, dc, dr int, ckv, kpe []uint16) {
+	gen.Normal(c.stream("ckv_cache"), ckv, int64(s)*int64(dc), gen.BF16, 1)
+	if dr > 0 {
+		gen.Normal(c.stream("kpe_cache"), kpe, int64(s)*int64(dr), gen.BF16, 1)
+	}
+}
+
+func buildDSAAttention(c *caseCtx, p *dsaAttnParams) error {
+	pr, err := newDSAProblem(c, &p.dsaLayoutParams, p.NN, p.IndexHI, p.IndexDI, p.K, "ue8m0", 0, false)
+	if err != nil {
+		return err
+	}
+	l := pr.l
+	rows := len(l.lens) * p.NN
+	idx := pr.tp
+	// -1 padding anywhere: each row's entries in a seeded order.
+	rnd := c.stream("sparse_indices").Rand()
+	for r := range rows {
+		row := idx[r*p.K : (r+1)*p.K]
+		if slices.Contains(p.EmptyRows, r) {
+			for i := range row {
+				row[i] = -1
+			}
+		}
+		if slices.Contains(p.SingleRows, r) {
+			for i := 1; i < len(row); i++ {
+				row[i] = -1
+			}
+		}
+		for i := len(row) - 1; i > 0; i-- { // Fisher-Yates
+			j := rnd.IntN(i + 1)
+			row[i], row[j] = row[j], row[i]
+		}
+	}
+	selected := make([]bool, l.nb*dsaPS)
+	for _, x := range idx {
+		if x >= 0 {
+			selected[x] = true
+		}
+	}
+	T, H := int64(rows), int64(p.H)
+	qn := normalTensor(c.stream("q_nope"), "bfloat16", rows*p.H*p.DC, 0, 1)
+	qp := normalTensor(c.stream("q_pe"), "bfloat16", rows*p.H*p.DR, 0, 1)
+	if err := c.writeFloat(tensorSpec{name: "q_nope", role: roleInput, dtype: "bfloat16", shape: []int64{T, H, int64(p.DC)}}, &qn); err != nil {
+		return err
+	}
+	if err := c.writeFloat(tensorSpec{name: "q_pe", role: roleInput, dtype: "bfloat16", shape: []int64{T, H, int64(p.DR)}}, &qp); err != nil {
+		return err
+	}
+	// The caches stream page by page; every slot no row selects is NaN.
+	nanBF16 := npy.BF16FromF64(math.NaN())
+	for _, part := range []struct {
+		name string
+		d    int
+	}{{"ckv_cache", p.DC}, {"kpe_cache", p.DR}} {
+		err := c.write(tensorSpec{name: part.name, role: roleInput, dtype: "bfloat16", shape: []int64{int64(l.nb), dsaPS, int64(part.d)}}, func(t *tensorOut) error {
+			page := make([]uint16, dsaPS*part.d)
+			for pg := range l.nb {
+				for o := range dsaPS {
+					s := pg*dsaPS + o
+					row := page[o*part.d : (o+1)*part.d]
+					switch {
+					case !selected[s]:
+						for i := range row {
+							row[i] = nanBF16
+						}
+					case part.name == "ckv_cache":
+						dsaSlotValues(c, s, p.DC, 0, row, nil)
+					default:
+						gen.Normal(c.stream("kpe_cache"), row, int64(s)*int64(p.DR), gen.BF16, 1)
+					}
+				}
+				if err := t.u16(page); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := c.writeInts(tensorSpec{name: "sparse_indices", role: roleInput, dtype: "int32", shape: []int64{T, int64(p.K)}}, idx); err != nil {
+		return err
+	}
+	if err := l.write(c); err != nil {
+		return err
+	}
+	// The golden, one row at a time over a compact copy of its selected
+	// slots (peak memory: one row's K slots, not the cache).
+	out := make([]float64, rows*p.H*p.DC)
+	lse := make([]float64, rows*p.H)
+	stats := make([]float64, 2*rows)
+	ckvRow, kpeRow := make([]uint16, p.DC), make([]uint16, p.DR)
+	for r := range rows {
+		row := idx[r*p.K : (r+1)*p.K]
+		var sel []int32
+		for _, x := range row {
+			if x >= 0 {
+				sel = append(sel, x)
+			}
+		}
+		n := max(len(sel), 1)
+		ckv, kpe := make([]float32, n*p.DC), make([]float32, n*p.DR)
+		local := slices.Repeat([]int32{-1}, p.K)
+		vmax := 0.0
+		j := 0
+		for i, x := range row {
+			if x < 0 {
+				continue
+			}
+			dsaSlotValues(c, int(x), p.DC, p.DR, ckvRow, kpeRow)
+			halfToF32(ckv[j*p.DC:(j+1)*p.DC], ckvRow, "bfloat16")
+			halfToF32(kpe[j*p.DR:(j+1)*p.DR], kpeRow, "bfloat16")
+			for _, v := range ckv[j*p.DC : (j+1)*p.DC] {
+				vmax = max(vmax, math.Abs(float64(v)))
+			}
+			local[i] = int32(j)
+			j++
+		}
+		dims := golden.DSAAttentionDims{T: 1, H: p.H, DC: p.DC, DR: p.DR, P: n, PS: 1, K: p.K}
+		if err := golden.DSASparseAttention(out[r*p.H*p.DC:(r+1)*p.H*p.DC], lse[r*p.H:(r+1)*p.H], qn.vals[r*p.H*p.DC:(r+1)*p.H*p.DC], qp.vals[r*p.H*p.DR:(r+1)*p.H*p.DR], ckv, kpe, local, dims, p.SMScale); err != nil {
+			return err
+		}
+		stats[2*r], stats[2*r+1] = vmax, float64(len(sel))
+		c.tick()
+	}
+	if err := c.writeRounded(tensorSpec{name: "out", role: roleGolden, dtype: "bfloat16", shape: []int64{T, H, int64(p.DC)}}, out); err != nil {
+		return err
+	}
+	if err := c.writeRounded(tensorSpec{name: "lse", role: roleGolden, dtype: "float32", shape: []int64{T, H}}, lse); err != nil {
+		return err
+	}
+	if err := l.writeHeader(c); err != nil {
+		return err
+	}
+	empty, single := 0, 0
+	for r := range rows {
+		switch stats[2*r+1] {
+		case 0:
+			empty++
+		case 1:
+			single++
+		}
+	}
+	c.setInfo("empty_rows", empty)
+	c.setInfo("single_index_rows", single)
+	return c.writeRounded(tensorSpec{name: "row_stats", role: roleAux, dtype: "float64", shape: []int64{T, 2}}, stats)
+}
+
+// dsaAttentionJudgeData: max|v_sel| per out row and the rows with one
+// valid index.
+func dsaAttentionJudgeData(d caseData, name string) (*compare.DSAData, error) {
+	if name != "out" {
+		return nil, nil
+	}
+	st, _, err := d.floats("row_stats")
+	if err != nil {
+		return nil, err
+	}
+	h := int(d.c.Tensor("out").Shape[1])
+	rows := len(st) / 2
+	data := &compare.DSAData{RowScale: make([]float64, rows*h), Exact: make([]bool, rows*h)}
+	for r := range rows {
+		for i := range h {
+			data.RowScale[r*h+i] = st[2*r]
+			data.Exact[r*h+i] = st[2*r+1] == 1
+		}
+	}
+	return data, nil
+}
+
+// dsaAttnF32 is an honest low-precision MLA row: fp32 dot products, an
+// fp32 online softmax and fp32 accumulation.
+func dsaAttnF32(out, lse []float64, qn, qp, ckv, kpe []float32, sel []int32, h, dc, dr int, scale float32) {
+	acc := make([]float32, dc)
+	for hh := range h {
+		m, den := float32(math.Inf(-1)), float32(0)
+		clear(acc)
+		for _, s := range sel {
+			var dot float32
+			for d := range dc {
+				dot += float32(qn[hh*dc+d] * ckv[int(s)*dc+d])
+			}
+			for d := range dr {
+				dot += float32(qp[hh*dr+d] * kpe[int(s)*dr+d])
+			}
+			x := float32(dot * scale)
+			if x > m {
+				f := float32(detmath.Exp(float64(m - x)))
+				den = float32(den * f)
+				for d := range acc {
+					acc[d] = float32(acc[d] * f)
+				}
+				m = x
+			}
+			e := float32(detmath.Exp(float64(x - m)))
+			den += e
+			for d := range acc {
+				acc[d] += float32(e * ckv[int(s)*dc+d])
+			}
+		}
+		for d := range acc {
+			if len(sel) == 0 {
+				out[hh*dc+d] = 0
+			} else {
+				out[hh*dc+d] = float64(acc[d] / den)
+			}
+		}
+		if len(sel) == 0 {
+			lse[hh] = math.Inf(1) // FlashMLA's convention for an empty row
+		} else {
+			lse[hh] = float64(m) + detmath.Log(float64(den))
+		}
+	}
+}
+
+func dsaAttentionControls(d caseData) ([]Control, error) {
+	var p dsaAttnParams
+	if err := json.Unmarshal(d.c.Params, &p); err != nil {
+		return nil, err
+	}
+	qn, err := d.f32("q_nope")
+	if err != nil {
+		return nil, err
+	}
+	qp, err := d.f32("q_pe")
+	if err != nil {
+		return nil, err
+	}
+	ckv, err := d.f32("ckv_cache")
+	if err != nil {
+		return nil, err
+	}
+	kpe, err := d.f32("kpe_cache")
+	if err != nil {
+		return nil, err
+	}
+	idx, err := d.i32("sparse_indices")
+	if err != nil {
+		return nil, err
+	}
+	T := len(idx) / p.K
+	slots := len(ckv) / p.DC
+	dims := golden.DSAAttentionDims{T: T, H: p.H, DC: p.DC, DR: p.DR, P: slots / dsaPS, PS: dsaPS, K: p.K}
+	variant := func(name, note string, f func(out, lse []float64) error) (Control, error) {
+		out, lse := make([]float64, T*p.H*p.DC), make([]float64, T*p.H)
+		if err := f(out, lse); err != nil {
+			return Control{}, err
+		}
+		return Control{Name: name, Note: note, Outputs: []ControlOutput{d.output("out", out), d.output("lse", lse)}}, nil
+	}
+	golden4 := func(g func(out, lse []float64, qn, qp, ckv, kpe []float32, idx []int32, dims golden.DSAAttentionDims, s float64) error) func(out, lse []float64) error {
+		return func(out, lse []float64) error { return g(out, lse, qn, qp, ckv, kpe, idx, dims, p.SMScale) }
+	}
+	ctl := []Control{zeros(d, "out")}
+	pos, err := variant("fp32_accumulate", "an honest kernel: fp32 dots, online softmax and accumulation; +inf lse on an empty row", func(out, lse []float64) error {
+		for r := range T {
+			var sel []int32
+			for _, x := range idx[r*p.K : (r+1)*p.K] {
+				if x >= 0 {
+					sel = append(sel, x)
+				}
+			}
+			slices.Sort(sel)
+			dsaAttnF32(out[r*p.H*p.DC:(r+1)*p.H*p.DC], lse[r*p.H:(r+1)*p.H], qn[r*p.H*p.DC:(r+1)*p.H*p.DC], qp[r*p.H*p.DR:(r+1)*p.H*p.DR], ckv, kpe, sel, p.H, p.DC, p.DR, float32(p.SMScale))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	pos.Pass = true
+	ctl = append(ctl, pos)
+	specs := []struct {
+		name, note string
+		when       bool
+		f          func(out, lse []float64) error
+	}{
+		{"minus_one_as_slot0", "-1 entries read as slot 0", slices.Contains(idx, -1), golden4(golden.DSASparseAttentionMinusOneAsSlot0)},
+		{"lse_base2", "lse in base 2", true, golden4(golden.DSASparseAttentionLSEBase2)},
+		{"sm_scale_576", "sm_scale 1/sqrt(576)", true, golden4(golden.DSASparseAttentionScale576)},
+	}
+	// A canary: the first slot no row selects (NaN in the cache).
+	used := make([]bool, slots)
+	for _, x := range idx {
+		if x >= 0 {
+			used[x] = true
+		}
+	}
+	if canary := slices.Index(used, false); canary >= 0 {
+		specs = append(specs, struct {
+			name, note string
+			when       bool
+			f          func(out, lse []float64) error
+		}{"read_canary", "the first valid entry of every row replaced by an unselected (NaN) slot", true, func(out, lse []float64) error {
+			return golden.DSASparseAttentionReadCanary(out, lse, qn, qp, ckv, kpe, idx, dims, p.SMScale, int32(canary))
+		}})
+	}
+	for _, s := range specs {
+		if !s.when {
+			continue
+		}
+		c, err := variant(s.name, s.note, s.f)
+		if err != nil {
+			return nil, err
+		}
+		ctl = append(ctl, c)
+	}
+	hc, err := headerControls(d)
+	if err != nil {
+		return nil, err
+	}
+	return append(ctl, hc...), nil
+}

@@ -1,0 +1,827 @@
+package suite
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/goldset/goldset/compare"
+	"github.com/goldset/goldset/gen"
+	"github.com/goldset/goldset/golden"
+	"github.com/goldset/goldset/internal/dtype"
+)
+
+// ---- dsa_index_cache (docs/spec.md §8a) ----
+
+var _ = register(&op{
+	name:     "dsa_index_cache",
+	inputs:   []string{"k", "slot_mapping", "index_cache"},
+	outputs:  []output{{name: "index_cache_out", dtype: "uint8", tol: compare.Exact.WithBasis("exact/index_cache")}},
+	plan:     planDSAIndexCache,
+	controls: dsaIndexCacheControls,
+})
+
+type dsaCacheParams struct {
+	T        int     `json:"t"`
+	DI       int     `json:"di"`
+	NB       int     `json:"nb"`
+	ScaleFmt string  `json:"scale_fmt"`
+	SkipFrac float64 `json:"skip_frac"`
+}
+
+func planDSAIndexCache(raw json.RawMessage) (*casePlan, error) {
+	p := dsaCacheParams{DI: 128, ScaleFmt: "ue8m0"}
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	if _, err := dsaScaleFmt(p.ScaleFmt); err != nil {
+		return nil, err
+	}
+	for _, e := range []error{checkRange("t", p.T, 1, 1<<20), checkRange("di", p.DI, 1, 1024), checkRange("nb", p.NB, 1, 1<<16)} {
+		if e != nil {
+			return nil, e
+		}
+	}
+	if !(p.SkipFrac >= 0 && p.SkipFrac <= 1) {
+		return nil, errParams("skip_frac = %v, want 0..1", p.SkipFrac)
+	}
+	if p.T > p.NB*dsaPS {
+		return nil, errParams("t = %d tokens do not fit nb*64 = %d slots", p.T, p.NB*dsaPS)
+	}
+	bytes := int64(2*p.NB*golden.DSABlockBytes(p.DI)) + int64(p.T*(2*p.DI+4))
+	return &casePlan{params: canonical(p), dtype: "uint8", bytes: bytes, build: func(c *caseCtx) error { return buildDSAIndexCache(c, &p) }}, nil
+}
+
+func buildDSAIndexCache(c *caseCtx, p *dsaCacheParams) error {
+	f, _ := dsaScaleFmt(p.ScaleFmt)
+	k := normalTensor(c.stream("k"), "bfloat16", p.T*p.DI, 0, 1)
+	if err := c.writeFloat(tensorSpec{name: "k", role: roleInput, dtype: "bfloat16", shape: []int64{int64(p.T), int64(p.DI)}}, &k); err != nil {
+		return err
+	}
+	sm, err := gen.SlotMapping(c.stream("slot_mapping"), gen.SlotSpec{Tokens: p.T, NumSlots: p.NB * dsaPS, NegFrac: p.SkipFrac})
+	if err != nil {
+		return err
+	}
+	if err := c.writeInts(tensorSpec{name: "slot_mapping", role: roleInput, dtype: "int32", shape: []int64{int64(p.T)}}, sm); err != nil {
+		return err
+	}
+	cache := dsaCanaryCache(p.NB, p.DI)
+	shape := []int64{int64(p.NB), int64(golden.DSABlockBytes(p.DI))}
+	if err := dsaWriteBytes(c, tensorSpec{name: "index_cache", role: roleInput, dtype: "uint8", shape: shape}, cache); err != nil {
+		return err
+	}
+	if err := golden.DSAIndexCache(cache, k.vals, sm, cache, golden.DSACacheDims{T: p.T, DI: p.DI, NB: p.NB}, f); err != nil {
+		return err
+	}
+	return dsaWriteBytes(c, tensorSpec{name: "index_cache_out", role: roleGolden, dtype: "uint8", shape: shape}, cache)
+}
+
+func dsaIndexCacheControls(d caseData) ([]Control, error) {
+	var p dsaCacheParams
+	if err := json.Unmarshal(d.c.Params, &p); err != nil {
+		return nil, err
+	}
+	k, err := d.f32("k")
+	if err != nil {
+		return nil, err
+	}
+	sm, err := d.i32("slot_mapping")
+	if err != nil {
+		return nil, err
+	}
+	in, _, err := d.floats("index_cache")
+	if err != nil {
+		return nil, err
+	}
+	f, _ := dsaScaleFmt(p.ScaleFmt)
+	dims := golden.DSACacheDims{T: p.T, DI: p.DI, NB: p.NB}
+	run := func(f golden.DSAScaleFmt, sm []int32, cleared bool) ([]float64, error) {
+		cache := make([]byte, len(in))
+		for i, x := range in {
+			cache[i] = byte(x)
+		}
+		if cleared {
+			clear(cache)
+		}
+		if err := golden.DSAIndexCache(cache, k, sm, cache, dims, f); err != nil {
+			return nil, err
+		}
+		out := make([]float64, len(cache))
+		for i, x := range cache {
+			out[i] = float64(x)
+		}
+		return out, nil
+	}
+	var ctl []Control
+	add := func(name, note string, pass bool, f golden.DSAScaleFmt, sm []int32, cleared bool) error {
+		v, err := run(f, sm, cleared)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		ctl = append(ctl, Control{Name: name, Pass: pass, Note: note, Outputs: []ControlOutput{d.output("index_cache_out", v)}})
+		return nil
+	}
+	// An honest kernel writing the tokens in reverse order: slots are
+	// distinct, so the cache is the same.
+	rev := slices.Clone(sm)
+	slices.Reverse(rev)
+	revK := make([]float32, len(k))
+	for t := range p.T {
+		copy(revK[(p.T-1-t)*p.DI:(p.T-t)*p.DI], k[t*p.DI:(t+1)*p.DI])
+	}
+	kSave := k
+	k = revK
+	if err := add("reverse_order", "tokens written in reverse order", true, f, rev, false); err != nil {
+		return nil, err
+	}
+	k = kSave
+	other := golden.DSAScaleFP32
+	if f == golden.DSAScaleFP32 {
+		other = golden.DSAScaleUE8M0
+	}
+	if err := add("wrong_scale_fmt", "the other scale format (ue8m0 <-> fp32)", false, other, sm, false); err != nil {
+		return nil, err
+	}
+	if slices.ContainsFunc(sm, func(s int32) bool { return s >= 0 }) && slices.Index(sm, -1) >= 0 || len(sm) < p.NB*dsaPS {
+		if err := add("cleared_cache", "untouched slots cleared instead of kept", false, f, sm, true); err != nil {
+			return nil, err
+		}
+	}
+	return append(ctl, zeros(d, "index_cache_out")), nil
+}
+
+// ---- dsa_indexer (docs/spec.md §8b) ----
+
+var _ = register(&op{
+	name: "dsa_indexer",
+	// The paged form's tensors; the ragged form (layout "ragged") has q,
+	// weights, kv, kv_scale, ks, ke and logits, topk, index_scores, row_info.
+	inputs: []string{"q", "weights", "index_cache", "block_table", "seq_lens", "kv", "kv_scale", "ks", "ke"},
+	outputs: []output{
+		{name: "logits", tol: compare.DSALogits},
+		{name: "topk_logical", dtype: "int32", tol: compare.DSASelection},
+		{name: "topk_physical", dtype: "int32", tol: compare.DSASelection},
+		{name: "topk", dtype: "int32", tol: compare.DSASelection},
+		{name: "block_header", dtype: "int32", tol: compare.Exact.WithBasis("exact/block_header")},
+	},
+	aux:       []string{"index_scores", "row_info"},
+	plan:      planDSAIndexer,
+	controls:  dsaIndexerControls,
+	judgeData: dsaIndexerJudgeData,
+	tensorsOf: dsaIndexerTensors,
+})
+
+// dsaIndexerTensors names the tensors of each layout, in manifest order.
+func dsaIndexerTensors(raw json.RawMessage) (in, out, aux []string) {
+	var p struct {
+		Layout string `json:"layout"`
+	}
+	json.Unmarshal(raw, &p)
+	aux = []string{"index_scores", "row_info"}
+	if p.Layout == "ragged" {
+		return []string{"q", "weights", "kv", "kv_scale", "ks", "ke"}, []string{"logits", "topk"}, aux
+	}
+	return []string{"q", "weights", "index_cache", "block_table", "seq_lens"}, []string{"logits", "topk_logical", "topk_physical", "block_header"}, aux
+}
+
+type dsaIndexerParams struct {
+	Layout string `json:"layout"` // "paged" (decode, default) or "ragged" (prefill)
+	dsaLayoutParams
+	NN       int    `json:"next_n,omitempty"`
+	HI       int    `json:"hi"`
+	DI       int    `json:"di"`
+	K        int    `json:"k"`
+	ScaleFmt string `json:"scale_fmt"`
+	// LogitsDType is the dtype of the stored logits (the kernel's): float32
+	// (default) or bfloat16; it picks the selection band eps_rel.
+	LogitsDType string `json:"logits_dtype"`
+	// Margin tau > 0 plants a selection margin (NN = 1, weights >= 0).
+	Margin float64 `json:"margin,omitempty"`
+	// Tied: every key of sequence 0 is the same row (an all-tied row).
+	Tied bool `json:"tied,omitempty"`
+	// Ragged: sequence b has CtxLens[b] cached tokens and QueryLens[b] new.
+	CtxLens   []int `json:"ctx_lens,omitempty"`
+	QueryLens []int `json:"query_lens,omitempty"`
+}
+
+const dsaRaggedCanaries = 64 // NaN kv rows past every window
+
+func planDSAIndexer(raw json.RawMessage) (*casePlan, error) {
+	p := dsaIndexerParams{Layout: "paged", HI: 64, DI: 128, K: 2048, ScaleFmt: "ue8m0", LogitsDType: "float32"}
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	if _, err := dsaScaleFmt(p.ScaleFmt); err != nil {
+		return nil, err
+	}
+	if p.LogitsDType != "float32" && p.LogitsDType != "bfloat16" {
+		return nil, errParams("logits_dtype %q, want float32 or bfloat16", p.LogitsDType)
+	}
+	for _, e := range []error{checkRange("hi", p.HI, 1, 256), checkRange("di", p.DI, 1, 1024), checkRange("k", p.K, 1, 1<<16)} {
+		if e != nil {
+			return nil, e
+		}
+	}
+	if !(p.Margin >= 0) || math.IsInf(p.Margin, 0) {
+		return nil, errParams("margin = %v must be finite and >= 0", p.Margin)
+	}
+	var bytes int64
+	switch p.Layout {
+	case "paged":
+		if p.NN == 0 {
+			p.NN = 1
+		}
+		if err := checkRange("next_n", p.NN, 1, 2); err != nil {
+			return nil, err
+		}
+		if p.CtxLens != nil || p.QueryLens != nil {
+			return nil, errParams("ctx_lens/query_lens are ragged params")
+		}
+		if err := p.dsaLayoutParams.check(p.NN); err != nil {
+			return nil, err
+		}
+		if p.Margin > 0 && p.NN != 1 {
+			return nil, errParams("margin needs next_n 1")
+		}
+		maxb, nb := p.blocks()
+		rows := int64(len(p.SeqLens) * p.NN)
+		if _, err := checkElems("logits", len(p.SeqLens)*p.NN, maxb*dsaPS); err != nil {
+			return nil, err
+		}
+		bytes = int64(nb*golden.DSABlockBytes(p.DI)) + rows*int64(p.HI*(p.DI+4)) + rows*int64(maxb*dsaPS)*(4+8) + rows*int64(8*p.K+32)
+	case "ragged":
+		if len(p.CtxLens) == 0 || len(p.CtxLens) != len(p.QueryLens) || p.SeqLens != nil || p.NN != 0 || p.Margin > 0 || p.SharedPages > 0 || p.Shuffle || p.ExtraBlocks > 0 {
+			return nil, errParams("ragged: ctx_lens and query_lens of equal length, and none of seq_lens, next_n, margin, paging params")
+		}
+		t, s := 0, 0
+		for b := range p.CtxLens {
+			if p.CtxLens[b] < 0 || p.QueryLens[b] < 1 || p.CtxLens[b] > 1<<20 || p.QueryLens[b] > 1<<16 {
+				return nil, errParams("ctx_lens[%d] = %d, query_lens[%d] = %d out of range", b, p.CtxLens[b], b, p.QueryLens[b])
+			}
+			t += p.QueryLens[b]
+			s += p.CtxLens[b] + p.QueryLens[b]
+		}
+		if _, err := checkElems("logits", t, s+dsaRaggedCanaries); err != nil {
+			return nil, err
+		}
+		bytes = int64(t)*int64(p.HI*(p.DI+4)) + int64(s)*int64(p.DI+4) + int64(t)*int64(s)*12 + int64(t)*int64(4*p.K+40)
+	default:
+		return nil, errParams("layout %q, want \"paged\" or \"ragged\"", p.Layout)
+	}
+	return &casePlan{params: canonical(p), dtype: p.LogitsDType, bytes: bytes, build: func(c *caseCtx) error {
+		if p.Layout == "ragged" {
+			return buildDSARagged(c, &p)
+		}
+		return buildDSAPaged(c, &p)
+	}}, nil
+}
+
+// dsaProblem is a built paged indexer problem.
+type dsaProblem struct {
+	l       *dsaLayout
+	dims    golden.DSAIndexerDims
+	q       []byte
+	w       []float32
+	cache   []byte
+	logits  []float64
+	tl, tp  []int32
+	info    []golden.DSARowInfo
+	demoted []golden.DSADemotion
+}
+
+// newDSAProblem draws a paged decode problem and runs the golden indexer:
+// keys (bf16, one row per slot read, drawn by slot so that shared pages
+// hold one key) quantized into a cache of NaN canaries, q as e4m3 codes,
+// weights of std 1/sqrt(HI) (non-negative with a margin).
+func newDSAProblem(c *caseCtx, p *dsaLayoutParams, nn, hi, di, k int, scaleFmt string, margin float64, tied bool) (*dsaProblem, error) {
+	f, err := dsaScaleFmt(scaleFmt)
+	if err != nil {
+		return nil, err
+	}
+	l := newDSALayout(c, p)
+	pr := &dsaProblem{l: l, dims: golden.DSAIndexerDims{B: len(l.lens), NN: nn, HI: hi, DI: di, NB: l.nb, MAXB: l.maxb, K: k}}
+	// The slots read, in (sequence, position) order, first reference only.
+	var slots []int32
+	seen := make([]bool, l.nb*dsaPS)
+	for b, L := range l.lens {
+		for pos := range int(L) {
+			if s := l.slot(b, pos); !seen[s] {
+				seen[s] = true
+				slots = append(slots, int32(s))
+			}
+		}
+	}
+	keys := make([]float32, len(slots)*di)
+	ks := c.stream("k")
+	row := make([]uint16, di)
+	for t, s := range slots {
+		at := int64(s) * int64(di)
+		if tied && l.owner0(int(s)) {
+			at = 0
+		}
+		gen.Normal(ks, row, at, gen.BF16, 1)
+		halfToF32(keys[t*di:(t+1)*di], row, "bfloat16")
+	}
+	pr.cache = dsaCanaryCache(l.nb, di)
+	cd := golden.DSACacheDims{T: len(slots), DI: di, NB: l.nb}
+	if err := golden.DSAIndexCache(pr.cache, keys, slots, pr.cache, cd, f); err != nil {
+		return nil, err
+	}
+	rows := pr.dims.B * nn
+	pr.q = dsaE4M3Tensor(c.stream("q"), rows*hi*di, 1)
+	pr.w = make([]float32, rows*hi)
+	gen.Normal(c.stream("weights"), pr.w, 0, gen.F32, 1/math.Sqrt(float64(hi)))
+	if margin > 0 {
+		for i, x := range pr.w {
+			pr.w[i] = float32(math.Abs(float64(x)))
+		}
+		if pr.demoted, err = golden.DSAIndexerMargin(keys, slots, pr.cache, cd, f, pr.q, pr.w, l.bt, l.lens, pr.dims, margin); err != nil {
+			return nil, err
+		}
+	}
+	pr.logits = make([]float64, rows*l.maxb*dsaPS)
+	pr.tl, pr.tp = make([]int32, rows*k), make([]int32, rows*k)
+	pr.info = make([]golden.DSARowInfo, rows)
+	if err := golden.DSAIndexer(pr.logits, pr.tl, pr.tp, pr.info, pr.q, pr.w, pr.cache, l.bt, l.lens, pr.dims); err != nil {
+		return nil, err
+	}
+	return pr, nil
+}
+
+// owner0 reports whether slot s holds a token of sequence 0.
+func (l *dsaLayout) owner0(s int) bool {
+	for i := range numBlocksDSA(int(l.lens[0])) {
+		if int(l.bt[i]) == s/dsaPS {
+			return true
+		}
+	}
+	return false
+}
+
+func buildDSAPaged(c *caseCtx, p *dsaIndexerParams) error {
+	pr, err := newDSAProblem(c, &p.dsaLayoutParams, p.NN, p.HI, p.DI, p.K, p.ScaleFmt, p.Margin, p.Tied)
+	if err != nil {
+		return err
+	}
+	B, NN, W := int64(pr.dims.B), int64(p.NN), int64(pr.l.maxb*dsaPS)
+	if err := dsaWriteBytes(c, tensorSpec{name: "q", role: roleInput, dtype: "float8_e4m3fn", shape: []int64{B, NN, int64(p.HI), int64(p.DI)}}, pr.q); err != nil {
+		return err
+	}
+	if err := c.writeFloat(tensorSpec{name: "weights", role: roleInput, dtype: "float32", shape: []int64{B, NN, int64(p.HI)}}, &floatTensor{dtype: "float32", dt: dtype.Float32, vals: pr.w}); err != nil {
+		return err
+	}
+	if err := dsaWriteBytes(c, tensorSpec{name: "index_cache", role: roleInput, dtype: "uint8", shape: []int64{int64(pr.l.nb), int64(golden.DSABlockBytes(p.DI))}}, pr.cache); err != nil {
+		return err
+	}
+	if err := pr.l.write(c); err != nil {
+		return err
+	}
+	if err := c.writeRounded(tensorSpec{name: "logits", role: roleGolden, dtype: p.LogitsDType, shape: []int64{B, NN, W}}, pr.logits); err != nil {
+		return err
+	}
+	kshape := []int64{B, NN, int64(p.K)}
+	if err := c.writeInts(tensorSpec{name: "topk_logical", role: roleGolden, dtype: "int32", shape: kshape}, pr.tl); err != nil {
+		return err
+	}
+	if err := c.writeInts(tensorSpec{name: "topk_physical", role: roleGolden, dtype: "int32", shape: kshape}, pr.tp); err != nil {
+		return err
+	}
+	if err := pr.l.writeHeader(c); err != nil {
+		return err
+	}
+	if err := c.writeRounded(tensorSpec{name: "index_scores", role: roleAux, dtype: "float64", shape: []int64{B, NN, W}}, pr.logits); err != nil {
+		return err
+	}
+	if p.Margin > 0 {
+		var dem []map[string]any
+		for _, d := range pr.demoted {
+			dem = append(dem, map[string]any{"seq": d.Seq, "pos": d.Pos, "slot": d.Slot, "halvings": d.Halvings, "before": d.Before, "after": d.After})
+		}
+		c.setInfo("margin_tau", p.Margin)
+		c.setInfo("demotions", len(pr.demoted))
+		if len(dem) <= 64 {
+			c.setInfo("demoted", dem)
+		}
+	}
+	return dsaRowInfo(c, pr.info, []int64{B, NN}, dsaEps(p.LogitsDType))
+}
+
+// dsaEps is the selection band of the logits dtype.
+func dsaEps(logitsDType string) float64 {
+	t, _ := compare.DSASelection.Tolerance("int32")
+	return t.DSA.EpsRel[logitsDType]
+}
+
+func buildDSARagged(c *caseCtx, p *dsaIndexerParams) error {
+	f, _ := dsaScaleFmt(p.ScaleFmt)
+	ctx, ql := make([]int32, len(p.CtxLens)), make([]int32, len(p.QueryLens))
+	T := 0
+	for b := range ctx {
+		ctx[b], ql[b] = int32(p.CtxLens[b]), int32(p.QueryLens[b])
+		T += p.QueryLens[b]
+	}
+	ks, ke := make([]int32, T), make([]int32, T)
+	S0, err := golden.DSACausalPrefillSpans(ks, ke, ctx, ql)
+	if err != nil {
+		return err
+	}
+	S := S0 + dsaRaggedCanaries
+	// Quantize the kv rows through the golden index-cache writer (one
+	// slot per row), then read codes and scales back; the canary rows
+	// past S0 stay NaN.
+	nb := numBlocksDSA(S)
+	cache := dsaCanaryCache(nb, p.DI)
+	key := normalTensor(c.stream("kv"), "bfloat16", S0*p.DI, 0, 1)
+	slots := make([]int32, S0)
+	for i := range slots {
+		slots[i] = int32(i)
+	}
+	if err := golden.DSAIndexCache(cache, key.vals, slots, cache, golden.DSACacheDims{T: S0, DI: p.DI, NB: nb}, f); err != nil {
+		return err
+	}
+	kv := make([]byte, S*p.DI)
+	kvScale := make([]float32, S)
+	for s := range S {
+		codes, sc := golden.DSACacheSlot(cache, s, p.DI)
+		copy(kv[s*p.DI:], codes)
+		kvScale[s] = sc
+	}
+	q := dsaE4M3Tensor(c.stream("q"), T*p.HI*p.DI, 1)
+	w := make([]float32, T*p.HI)
+	gen.Normal(c.stream("weights"), w, 0, gen.F32, 1/math.Sqrt(float64(p.HI)))
+	logits := make([]float64, T*S)
+	topk := make([]int32, T*p.K)
+	info := make([]golden.DSARowInfo, T)
+	dims := golden.DSARaggedDims{T: T, HI: p.HI, DI: p.DI, S: S, K: p.K}
+	if err := golden.DSAIndexerRagged(logits, topk, info, q, w, kv, kvScale, ks, ke, dims); err != nil {
+		return err
+	}
+	tt := int64(T)
+	if err := dsaWriteBytes(c, tensorSpec{name: "q", role: roleInput, dtype: "float8_e4m3fn", shape: []int64{tt, int64(p.HI), int64(p.DI)}}, q); err != nil {
+		return err
+	}
+	if err := c.writeFloat(tensorSpec{name: "weights", role: roleInput, dtype: "float32", shape: []int64{tt, int64(p.HI)}}, &floatTensor{dtype: "float32", dt: dtype.Float32, vals: w}); err != nil {
+		return err
+	}
+	if err := dsaWriteBytes(c, tensorSpec{name: "kv", role: roleInput, dtype: "float8_e4m3fn", shape: []int64{int64(S), int64(p.DI)}}, kv); err != nil {
+		return err
+	}
+	if err := c.writeFloat(tensorSpec{name: "kv_scale", role: roleInput, dtype: "float32", shape: []int64{int64(S)}}, &floatTensor{dtype: "float32", dt: dtype.Float32, vals: kvScale}); err != nil {
+		return err
+	}
+	if err := c.writeInts(tensorSpec{name: "ks", role: roleInput, dtype: "int32", shape: []int64{tt}}, ks); err != nil {
+		return err
+	}
+	if err := c.writeInts(tensorSpec{name: "ke", role: roleInput, dtype: "int32", shape: []int64{tt}}, ke); err != nil {
+		return err
+	}
+	if err := c.writeRounded(tensorSpec{name: "logits", role: roleGolden, dtype: p.LogitsDType, shape: []int64{tt, int64(S)}}, logits); err != nil {
+		return err
+	}
+	if err := c.writeInts(tensorSpec{name: "topk", role: roleGolden, dtype: "int32", shape: []int64{tt, int64(p.K)}}, topk); err != nil {
+		return err
+	}
+	if err := c.writeRounded(tensorSpec{name: "index_scores", role: roleAux, dtype: "float64", shape: []int64{tt, int64(S)}}, logits); err != nil {
+		return err
+	}
+	return dsaRowInfo(c, info, []int64{tt}, dsaEps(p.LogitsDType))
+}
+
+// dsaIndexerJudgeData gives compare the rows' golden scores, row info,
+// block table and offsets.
+func dsaIndexerJudgeData(d caseData, name string) (*compare.DSAData, error) {
+	if name == "block_header" {
+		return nil, nil
+	}
+	info, err := dsaReadRowInfo(d)
+	if err != nil {
+		return nil, err
+	}
+	lt := d.c.Tensor("logits").DType
+	if name == "logits" {
+		data := &compare.DSAData{RowScale: make([]float64, len(info))}
+		for i, ri := range info {
+			data.RowScale[i] = ri.A
+		}
+		return data, nil
+	}
+	scores, st, err := d.floats("index_scores")
+	if err != nil {
+		return nil, err
+	}
+	w := int(st.Shape[len(st.Shape)-1])
+	data := &compare.DSAData{LogitsDType: lt, Rows: make([]golden.DSASelectionRow, len(info))}
+	if name == "topk" { // ragged: kv-row indices, window [ks, ke)
+		ks, err := d.i32("ks")
+		if err != nil {
+			return nil, err
+		}
+		data.Offsets = ks
+		for r, ri := range info {
+			lo := int(ks[r])
+			data.Rows[r] = golden.DSASelectionRow{Scores: scores[r*w+lo : r*w+lo+ri.Visible], Info: ri}
+		}
+		return data, nil
+	}
+	var bt []int32
+	maxb, nn := 0, int(d.c.Tensor("logits").Shape[1])
+	if name == "topk_physical" {
+		if bt, err = d.i32("block_table"); err != nil {
+			return nil, err
+		}
+		maxb = int(d.c.Tensor("block_table").Shape[1])
+	}
+	for r, ri := range info {
+		row := golden.DSASelectionRow{Scores: scores[r*w : r*w+ri.Visible], Info: ri}
+		if bt != nil {
+			b := r / nn
+			row.Space, row.BlockTable, row.PS = golden.DSAPhysical, bt[b*maxb:(b+1)*maxb], dsaPS
+		}
+		data.Rows[r] = row
+	}
+	return data, nil
+}
+
+// dsaF32Opts are the faults of the fp32 scorer's negative variants.
+type dsaF32Opts struct {
+	reluAfter, noScale bool
+}
+
+// dsaF32Score is an honest low-precision indexer row: float32 dot
+// products, float32 ReLU*weight sums and a float32 scale multiply.
+func dsaF32Score(q []float32, w []float32, key func(pos int) ([]byte, float32), n, hi, di int, o dsaF32Opts) []float64 {
+	out := make([]float64, n)
+	kf := make([]float32, di)
+	for pos := range n {
+		codes, sc := key(pos)
+		for d, c := range codes {
+			kf[d] = float32(dtype.Float8E4M3FN.Widen(uint64(c)))
+		}
+		var sum float32
+		for h := range hi {
+			var dot float32
+			for d := range di {
+				dot += float32(q[h*di+d] * kf[d])
+			}
+			if o.reluAfter {
+				sum += max(0, float32(w[h]*dot))
+			} else {
+				sum += float32(w[h] * max(0, dot))
+			}
+		}
+		if !o.noScale {
+			sum = float32(sum * sc)
+		}
+		out[pos] = float64(sum)
+	}
+	return out
+}
+
+// dsaTopK returns the min(k, n) best positions by (score descending,
+// position ascending), then -1.
+func dsaTopK(scores []float64, k int) []int32 {
+	idx := make([]int32, len(scores))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int {
+		if c := cmp.Compare(scores[b], scores[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	out := slices.Repeat([]int32{-1}, k)
+	copy(out, idx[:min(k, len(idx))])
+	return out
+}
+
+func toF64(v []int32) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+func dsaIndexerControls(d caseData) ([]Control, error) {
+	var p dsaIndexerParams
+	if err := json.Unmarshal(d.c.Params, &p); err != nil {
+		return nil, err
+	}
+	if p.Layout == "ragged" {
+		return dsaRaggedControls(d, &p)
+	}
+	qc, _, err := d.floats("q")
+	if err != nil {
+		return nil, err
+	}
+	q, qf := dsaCodes(qc)
+	w, err := d.f32("weights")
+	if err != nil {
+		return nil, err
+	}
+	cv, _, err := d.floats("index_cache")
+	if err != nil {
+		return nil, err
+	}
+	cache := make([]byte, len(cv))
+	for i, x := range cv {
+		cache[i] = byte(x)
+	}
+	bt, err := d.i32("block_table")
+	if err != nil {
+		return nil, err
+	}
+	lens, err := d.i32("seq_lens")
+	if err != nil {
+		return nil, err
+	}
+	lt := d.c.Tensor("logits")
+	B, NN, W := int(lt.Shape[0]), int(lt.Shape[1]), int(lt.Shape[2])
+	maxb := int(d.c.Tensor("block_table").Shape[1])
+	dims := golden.DSAIndexerDims{B: B, NN: NN, HI: p.HI, DI: p.DI, NB: int(d.c.Tensor("index_cache").Shape[0]), MAXB: maxb, K: p.K}
+	rows := B * NN
+	slotOf := func(b, pos int) int { return int(bt[b*maxb+pos/dsaPS])*dsaPS + pos%dsaPS }
+	// kernel runs a golden-arithmetic variant and returns its outputs.
+	kernel := func(f func([]float64, []int32, []int32, []golden.DSARowInfo, []uint8, []float32, []byte, []int32, []int32, golden.DSAIndexerDims) error) ([]ControlOutput, error) {
+		logits, tl, tp := make([]float64, rows*W), make([]int32, rows*p.K), make([]int32, rows*p.K)
+		if err := f(logits, tl, tp, nil, q, w, cache, bt, lens, dims); err != nil {
+			return nil, err
+		}
+		return []ControlOutput{d.output("logits", logits), d.output("topk_logical", toF64(tl)), d.output("topk_physical", toF64(tp))}, nil
+	}
+	// The fp32 kernel, honest or with a fault.
+	f32 := func(o dsaF32Opts) []ControlOutput {
+		logits := slices.Repeat([]float64{math.Inf(-1)}, rows*W)
+		tl, tp := make([]int32, 0, rows*p.K), make([]int32, 0, rows*p.K)
+		for b := range B {
+			for j := range NN {
+				r := b*NN + j
+				vis := int(lens[b]) - NN + j + 1
+				sc := dsaF32Score(qf[r*p.HI*p.DI:(r+1)*p.HI*p.DI], w[r*p.HI:(r+1)*p.HI], func(pos int) ([]byte, float32) {
+					return golden.DSACacheSlot(cache, slotOf(b, pos), p.DI)
+				}, vis, p.HI, p.DI, o)
+				copy(logits[r*W:], sc)
+				top := dsaTopK(sc, p.K)
+				tl = append(tl, top...)
+				for _, x := range top {
+					if x >= 0 {
+						x = int32(slotOf(b, int(x)))
+					}
+					tp = append(tp, x)
+				}
+			}
+		}
+		return []ControlOutput{d.output("logits", logits), d.output("topk_logical", toF64(tl)), d.output("topk_physical", toF64(tp))}
+	}
+	ctl := []Control{zeros(d, "logits"),
+		{Name: "fp32_accumulate", Pass: true, Note: "an honest kernel: fp32 dots, fp32 weighted ReLU sum and scale, top-k of the fp32 scores", Outputs: f32(dsaF32Opts{})}}
+	if NN > 1 {
+		outs, err := kernel(golden.DSAIndexerIgnoreCausal)
+		if err != nil {
+			return nil, err
+		}
+		ctl = append(ctl, Control{Name: "ignore_causal", Note: "every query row of a sequence sees all L tokens", Outputs: outs})
+	}
+	if slices.ContainsFunc(w, func(x float32) bool { return x < 0 }) {
+		outs, err := kernel(golden.DSAIndexerReLUAfterWeight)
+		if err != nil {
+			return nil, err
+		}
+		ctl = append(ctl, Control{Name: "relu_after_weight", Note: "max(0, w*dot) instead of w*max(0, dot)", Outputs: outs})
+	}
+	outs, err := kernel(golden.DSAIndexerNoKScale)
+	if err != nil {
+		return nil, err
+	}
+	ctl = append(ctl, Control{Name: "no_k_scale", Note: "the per-token key scale left out", Outputs: outs})
+	ctl = append(ctl, dsaRowNegatives(d, "topk_logical", p.K)...)
+	ctl = append(ctl, dsaRowNegatives(d, "topk_physical", p.K)...)
+	// Logical positions where physical slots are expected: wrong unless
+	// the table is the identity over the selected tokens.
+	tl, err := d.i32("topk_logical")
+	if err != nil {
+		return nil, err
+	}
+	tp, err := d.i32("topk_physical")
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(tl, tp) {
+		ctl = append(ctl, Control{Name: "logical_as_physical", Note: "topk_physical holds the logical positions", Outputs: []ControlOutput{d.output("topk_physical", toF64(tl))}})
+	}
+	hc, err := headerControls(d)
+	if err != nil {
+		return nil, err
+	}
+	return append(ctl, hc...), nil
+}
+
+// dsaRowNegatives drops one selected index, duplicates one and shifts
+// every index by one, in every row that has a valid entry.
+func dsaRowNegatives(d caseData, name string, k int) []Control {
+	v, err := d.i32(name)
+	if err != nil {
+		return nil
+	}
+	var ctl []Control
+	for _, n := range []struct {
+		name, note string
+		f          func([]int32) []int32
+		dupOnly    bool
+	}{
+		{"drop_index", "one selected index replaced by -1", golden.DSANegDropIndex, false},
+		{"duplicate_index", "the last selected index replaced by the first", golden.DSANegDuplicateIndex, true},
+		{"off_by_one", "every index + 1", golden.DSANegOffByOne, false},
+	} {
+		out := make([]int32, 0, len(v))
+		changed := false
+		for r := 0; r < len(v)/k; r++ {
+			row := v[r*k : (r+1)*k]
+			bad := n.f(row)
+			changed = changed || !slices.Equal(bad, row)
+			out = append(out, bad...)
+		}
+		if changed {
+			ctl = append(ctl, Control{Name: name + "_" + n.name, Note: n.note, Outputs: []ControlOutput{d.output(name, toF64(out))}})
+		}
+	}
+	return ctl
+}
+
+func dsaRaggedControls(d caseData, p *dsaIndexerParams) ([]Control, error) {
+	qc, _, err := d.floats("q")
+	if err != nil {
+		return nil, err
+	}
+	_, qf := dsaCodes(qc)
+	w, err := d.f32("weights")
+	if err != nil {
+		return nil, err
+	}
+	kvv, _, err := d.floats("kv")
+	if err != nil {
+		return nil, err
+	}
+	kv, _ := dsaCodes(kvv)
+	kvScale, err := d.f32("kv_scale")
+	if err != nil {
+		return nil, err
+	}
+	ks, err := d.i32("ks")
+	if err != nil {
+		return nil, err
+	}
+	ke, err := d.i32("ke")
+	if err != nil {
+		return nil, err
+	}
+	T, S := len(ks), len(kvScale)
+	// The fp32 kernel; ignoreCausal: every row sees its whole sequence
+	// (ke of the sequence's last row).
+	run := func(o dsaF32Opts, ignoreCausal bool) []ControlOutput {
+		logits := slices.Repeat([]float64{math.Inf(-1)}, T*S)
+		topk := make([]int32, 0, T*p.K)
+		for r := range T {
+			lo, hi := int(ks[r]), int(ke[r])
+			if ignoreCausal {
+				for j := r; j < T && ks[j] == ks[r]; j++ {
+					hi = int(ke[j])
+				}
+			}
+			sc := dsaF32Score(qf[r*p.HI*p.DI:(r+1)*p.HI*p.DI], w[r*p.HI:(r+1)*p.HI], func(pos int) ([]byte, float32) {
+				return kv[(lo+pos)*p.DI : (lo+pos+1)*p.DI], kvScale[lo+pos]
+			}, hi-lo, p.HI, p.DI, o)
+			copy(logits[r*S+lo:], sc)
+			for _, x := range dsaTopK(sc, p.K) {
+				if x >= 0 {
+					x += int32(lo)
+				}
+				topk = append(topk, x)
+			}
+		}
+		return []ControlOutput{d.output("logits", logits), d.output("topk", toF64(topk))}
+	}
+	ctl := []Control{zeros(d, "logits"),
+		{Name: "fp32_accumulate", Pass: true, Note: "an honest kernel: fp32 dots, fp32 weighted ReLU sum and scale", Outputs: run(dsaF32Opts{}, false)},
+		{Name: "ignore_causal", Note: "every row sees its whole chunk (ke of the sequence's last row)", Outputs: run(dsaF32Opts{}, true)},
+		{Name: "no_k_scale", Note: "the per-row kv scale left out", Outputs: run(dsaF32Opts{noScale: true}, false)},
+	}
+	if slices.ContainsFunc(w, func(x float32) bool { return x < 0 }) {
+		ctl = append(ctl, Control{Name: "relu_after_weight", Note: "max(0, w*dot) instead of w*max(0, dot)", Outputs: run(dsaF32Opts{reluAfter: true}, false)})
+	}
+	return append(ctl, dsaRowNegatives(d, "topk", p.K)...), nil
+}
+
+// dsaCodes turns decoded e4m3 values (exact) back into their codes, with
+// their float32 values.
+func dsaCodes(v []float64) ([]byte, []float32) {
+	codes, f := make([]byte, len(v)), make([]float32, len(v))
+	for i, x := range v {
+		codes[i] = dtype.E4M3FromF64(x)
+		f[i] = float32(x)
+	}
+	return codes, f
+}
