@@ -334,45 +334,15 @@ func parseRun(m map[string]json.RawMessage) (*Result, error) {
 	switch format {
 	case VLLMServe:
 		r.Label = firstNonEmpty(r.Recorded["label"], r.Recorded["backend"]) + " " + r.Recorded["model_id"]
-		r.Completed = int(f.int("completed", 0))
+		r.readServeFields(f, "total_token_throughput")
 		r.Failed = int(f.int("failed", 0))
 		r.Requests = r.Completed + r.Failed
-		r.Duration = f.num("duration", 0)
-		r.TotalInput = f.int("total_input_tokens", -1)
-		r.TotalOutput = f.int("total_output_tokens", -1)
-		if r.TotalInput >= 0 && r.TotalOutput >= 0 {
-			r.TotalTokens = r.TotalInput + r.TotalOutput
-		}
-		r.RequestThroughput = f.num("request_throughput", 0)
-		r.OutputThroughput = f.num("output_throughput", 0)
-		r.TotalTokenThroughput = f.num("total_token_throughput", 0)
-		r.PeakConcurrency = int(f.int("max_concurrent_requests", -1))
-		r.InputLens = f.ints("input_lens")
-		r.OutputLens = f.ints("output_lens")
-		r.TTFTs = f.floats("ttfts")
-		r.ITLs = f.floatLists("itls")
 		r.Latencies = f.floats("latencies")
 		r.StartTimes = f.floats("start_times")
-		r.Errors = f.strings("errors")
 	case SGLangServe:
 		r.Label = r.Recorded["backend"] + " " + r.Recorded["dataset_name"]
-		r.Completed = int(f.int("completed", 0))
-		r.Duration = f.num("duration", 0)
-		r.TotalInput = f.int("total_input_tokens", -1)
-		r.TotalOutput = f.int("total_output_tokens", -1)
-		if r.TotalInput >= 0 && r.TotalOutput >= 0 {
-			r.TotalTokens = r.TotalInput + r.TotalOutput
-		}
-		r.RequestThroughput = f.num("request_throughput", 0)
-		r.OutputThroughput = f.num("output_throughput", 0)
-		r.TotalTokenThroughput = f.num("total_throughput", 0)
+		r.readServeFields(f, "total_throughput")
 		r.MeanConcurrency = f.num("concurrency", 0)
-		r.PeakConcurrency = int(f.int("max_concurrent_requests", -1))
-		r.InputLens = f.ints("input_lens")
-		r.OutputLens = f.ints("output_lens")
-		r.TTFTs = f.floats("ttfts")
-		r.ITLs = f.floatLists("itls")
-		r.Errors = f.strings("errors")
 		if r.InputLens != nil {
 			// SGLang records no failure count: every request has an entry, and
 			// a failed one an error text.
@@ -554,4 +524,26 @@ func pythonLiteral(b []byte) string {
 		}
 	}
 	return ""
+}
+
+// readServeFields reads the fields vLLM's serve.py and SGLang's
+// bench_serving.py both write under the same keys; only the total-token
+// throughput's key differs between them.
+func (r *Result) readServeFields(f *fields, totalThroughputKey string) {
+	r.Completed = int(f.int("completed", 0))
+	r.Duration = f.num("duration", 0)
+	r.TotalInput = f.int("total_input_tokens", -1)
+	r.TotalOutput = f.int("total_output_tokens", -1)
+	if r.TotalInput >= 0 && r.TotalOutput >= 0 {
+		r.TotalTokens = r.TotalInput + r.TotalOutput
+	}
+	r.RequestThroughput = f.num("request_throughput", 0)
+	r.OutputThroughput = f.num("output_throughput", 0)
+	r.TotalTokenThroughput = f.num(totalThroughputKey, 0)
+	r.PeakConcurrency = int(f.int("max_concurrent_requests", -1))
+	r.InputLens = f.ints("input_lens")
+	r.OutputLens = f.ints("output_lens")
+	r.TTFTs = f.floats("ttfts")
+	r.ITLs = f.floatLists("itls")
+	r.Errors = f.strings("errors")
 }
