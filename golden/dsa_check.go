@@ -76,7 +76,7 @@ func DSASelectionCheck(row DSASelectionRow, epsRel float64) error {
 	if valid != n {
 		return fmt.Errorf("golden: dsa check: %d valid entries, want min(K=%d, visible=%d) = %d: %w", valid, k, v, n, ErrSelection)
 	}
-	eps := epsRel * row.Info.A
+	eps := float64(epsRel * row.Info.A) // rounded here: no FMA into kth±eps on arm64
 	kth := row.Info.Kth
 	for p := range picked {
 		if !(row.Scores[p] >= kth-eps) {

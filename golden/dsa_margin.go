@@ -89,7 +89,7 @@ func DSAIndexerMargin(k []float32, slotMapping []int32, cache []byte, cdims DSAC
 				isSel[p] = true
 			}
 		}
-		thr := info[b].Kth - tau*info[b].A
+		thr := info[b].Kth - float64(tau*info[b].A)
 		for pos := range int(l) {
 			x := logits[b*width+pos]
 			if isSel[pos] || !(x > thr) {

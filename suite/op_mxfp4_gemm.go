@@ -7,6 +7,7 @@ import (
 	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/gen"
 	"github.com/goldset/goldset/golden"
+	"github.com/goldset/goldset/internal/detmath"
 	"github.com/goldset/goldset/internal/dtype"
 	"github.com/goldset/goldset/npy"
 )
@@ -402,7 +403,7 @@ func moeLogits(c *caseCtx, p mxMoEParams) []float32 {
 	l := normalTensor(c.stream("router_logits"), "float32", p.T*p.E, 0, p.RouterStd)
 	if p.RouterSkew > 0 {
 		for i := range l.vals {
-			l.vals[i] = float32(float64(l.vals[i]) - float64(p.RouterSkew*math.Log(float64(i%p.E+1))))
+			l.vals[i] = float32(float64(l.vals[i]) - float64(p.RouterSkew*detmath.Log(float64(i%p.E+1))))
 		}
 	}
 	return l.vals
@@ -725,7 +726,7 @@ func lowPrecisionExpert(p mxMoEParams, bf16Acc bool) moeExpertFn {
 				l := float32(h[r*2*in+2*i+1]) + float32(npy.BF16ToF64(w.b1[2*i+1]))
 				g = min(g, float32(golden.SwiGLULimit))
 				l = min(max(l, -float32(golden.SwiGLULimit)), float32(golden.SwiGLULimit))
-				sig := float32(1 / (1 + math.Exp(-float64(float32(golden.SwiGLUAlpha)*g))))
+				sig := float32(1 / (1 + detmath.Exp(-float64(float32(golden.SwiGLUAlpha)*g))))
 				a[r*in+i] = g * sig * (l + 1)
 			}
 		}
