@@ -364,11 +364,7 @@ func parseRun(m map[string]json.RawMessage) (*Result, error) {
 		r.Completed = int(f.int("completed", 0))
 		r.Failed = int(f.int("failed", 0)) // requests that came back with other lengths
 		r.Duration = f.num("elapsed_s", 0)
-		r.TotalInput = f.int("input_tokens", -1)
-		r.TotalOutput = f.int("output_tokens", -1)
-		if r.TotalInput >= 0 && r.TotalOutput >= 0 {
-			r.TotalTokens = r.TotalInput + r.TotalOutput
-		}
+		r.readTokenTotals(f, "input_tokens", "output_tokens")
 		r.RequestThroughput = f.num("requests_per_s", 0)
 		r.OutputThroughput = f.num("output_tokens_per_s", 0)
 		r.TotalTokenThroughput = f.num("total_tokens_per_s", 0)
@@ -395,11 +391,7 @@ func parseRun(m map[string]json.RawMessage) (*Result, error) {
 		r.Requests = r.Completed // Engine.generate returns every request or raises
 		r.Failed = 0
 		r.Duration = f.num("total_latency", 0)
-		r.TotalInput = f.int("total_input_tokens", -1)
-		r.TotalOutput = f.int("total_output_tokens", -1)
-		if r.TotalInput >= 0 && r.TotalOutput >= 0 {
-			r.TotalTokens = r.TotalInput + r.TotalOutput
-		}
+		r.readTokenTotals(f, "total_input_tokens", "total_output_tokens")
 		r.RequestThroughput = f.num("request_throughput", 0)
 		r.OutputThroughput = f.num("output_throughput", 0)
 		r.TotalTokenThroughput = f.num("total_throughput", 0)
@@ -532,11 +524,7 @@ func pythonLiteral(b []byte) string {
 func (r *Result) readServeFields(f *fields, totalThroughputKey string) {
 	r.Completed = int(f.int("completed", 0))
 	r.Duration = f.num("duration", 0)
-	r.TotalInput = f.int("total_input_tokens", -1)
-	r.TotalOutput = f.int("total_output_tokens", -1)
-	if r.TotalInput >= 0 && r.TotalOutput >= 0 {
-		r.TotalTokens = r.TotalInput + r.TotalOutput
-	}
+	r.readTokenTotals(f, "total_input_tokens", "total_output_tokens")
 	r.RequestThroughput = f.num("request_throughput", 0)
 	r.OutputThroughput = f.num("output_throughput", 0)
 	r.TotalTokenThroughput = f.num(totalThroughputKey, 0)
@@ -546,4 +534,14 @@ func (r *Result) readServeFields(f *fields, totalThroughputKey string) {
 	r.TTFTs = f.floats("ttfts")
 	r.ITLs = f.floatLists("itls")
 	r.Errors = f.strings("errors")
+}
+
+// readTokenTotals reads the input and output token totals (-1: not
+// recorded) and their sum when both are there.
+func (r *Result) readTokenTotals(f *fields, inputKey, outputKey string) {
+	r.TotalInput = f.int(inputKey, -1)
+	r.TotalOutput = f.int(outputKey, -1)
+	if r.TotalInput >= 0 && r.TotalOutput >= 0 {
+		r.TotalTokens = r.TotalInput + r.TotalOutput
+	}
 }
