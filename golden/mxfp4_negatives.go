@@ -71,16 +71,22 @@ func MXFP4QuantizeNoNegZero(codes, scales []uint8, x []float32, rows, k int, mod
 	if err := MXFP4Quantize(codes, scales, x, rows, k, mode); err != nil {
 		return err
 	}
-	for i, p := range codes {
+	FoldNegZero(codes, codes)
+	return nil
+}
+
+// FoldNegZero writes src's E2M1 pairs to dst with every -0 (code 8) turned
+// into +0 (code 0): the "-0 folded" negative control. dst may be src.
+func FoldNegZero(dst, src []uint8) {
+	for i, p := range src[:len(dst)] {
 		if p&15 == 8 {
 			p &^= 15
 		}
 		if p>>4 == 8 {
 			p &= 15
 		}
-		codes[i] = p
+		dst[i] = p
 	}
-	return nil
 }
 
 // MXFP4QuantizeScalePer16 uses blocks of 16 (NVFP4's size) with E8M0

@@ -222,15 +222,7 @@ func swapNibbles(codes []byte) []byte {
 
 func foldNegZero(codes []byte) []byte {
 	out := make([]byte, len(codes))
-	for i, p := range codes {
-		if p&15 == 8 {
-			p &^= 15
-		}
-		if p>>4 == 8 {
-			p &= 15
-		}
-		out[i] = p
-	}
+	golden.FoldNegZero(out, codes)
 	return out
 }
 
