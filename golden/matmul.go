@@ -19,6 +19,19 @@ func Matmul(dst []float64, a, b []float32, m, k, n int, bNK bool) {
 		matmulPanels(dst, a, b, m, k, n, bNK)
 		return
 	}
+	forMatmulUnits(m, n, func(scratch *[]float64, i0, rows, j0, j1 int) {
+		if bNK {
+			matmulNK(dst, a, b, nkScratch(scratch, k), i0, rows, j0, j1, k, n)
+		} else {
+			matmulKN(dst, a, b, i0, rows, j0, j1, k, n)
+		}
+	})
+}
+
+// forMatmulUnits runs body over the independent units of an m x n product
+// (two rows by matmulColBlock columns) in parallel; scratch is the calling
+// worker's own buffer (see nkScratch).
+func forMatmulUnits(m, n int, body func(scratch *[]float64, i0, rows, j0, j1 int)) {
 	rowPairs := (m + 1) / 2
 	colBlocks := (n + matmulColBlock - 1) / matmulColBlock
 	units := rowPairs * colBlocks
@@ -27,17 +40,16 @@ func Matmul(dst []float64, a, b []float32, m, k, n int, bNK bool) {
 	parallelFor(workers, units, func(w, u int) {
 		i0 := 2 * (u / colBlocks)
 		j0 := (u % colBlocks) * matmulColBlock
-		j1 := min(j0+matmulColBlock, n)
-		rows := min(2, m-i0)
-		if bNK {
-			if scratch[w] == nil {
-				scratch[w] = make([]float64, 2*k)
-			}
-			matmulNK(dst, a, b, scratch[w], i0, rows, j0, j1, k, n)
-		} else {
-			matmulKN(dst, a, b, i0, rows, j0, j1, k, n)
-		}
+		body(&scratch[w], i0, min(2, m-i0), j0, min(j0+matmulColBlock, n))
 	})
+}
+
+// nkScratch is matmulNK's 2*k row buffer, made on a worker's first unit.
+func nkScratch(s *[]float64, k int) []float64 {
+	if *s == nil {
+		*s = make([]float64, 2*k)
+	}
+	return *s
 }
 
 func checkMatmul(dst []float64, a, b []float32, m, k, n int) {

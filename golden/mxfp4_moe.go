@@ -304,17 +304,7 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 // each element the float64 sum over ascending p of float64(a[i,p]*b[j,p]),
 // by Matmul's NK kernel over the same row-pair x column-block units.
 func matmulF64NK(dst, a []float64, b []float32, m, k, n int) {
-	rowPairs := (m + 1) / 2
-	colBlocks := (n + matmulColBlock - 1) / matmulColBlock
-	units := rowPairs * colBlocks
-	workers := numWorkers(units)
-	scratch := make([][]float64, workers)
-	parallelFor(workers, units, func(w, u int) {
-		if scratch[w] == nil {
-			scratch[w] = make([]float64, 2*k)
-		}
-		i0 := 2 * (u / colBlocks)
-		j0 := (u % colBlocks) * matmulColBlock
-		matmulNK(dst, a, b, scratch[w], i0, min(2, m-i0), j0, min(j0+matmulColBlock, n), k, n)
+	forMatmulUnits(m, n, func(scratch *[]float64, i0, rows, j0, j1 int) {
+		matmulNK(dst, a, b, nkScratch(scratch, k), i0, rows, j0, j1, k, n)
 	})
 }
