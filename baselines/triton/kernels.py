@@ -15,6 +15,8 @@ import torch
 import triton
 import triton.language as tl
 
+import dsa_kernels
+
 # ----------------------------------------------------------------------------- matmul (§1)
 
 
@@ -514,6 +516,7 @@ PREPARE = {
     "reshape_and_cache": rc_prepare,
     "paged_attention": pa_prepare,
     "quest": quest_prepare,
+    **dsa_kernels.PREPARE,
 }
 
 # the bug each WRONG variant switches on
@@ -523,6 +526,7 @@ WRONG_BUG = {
     "reshape_and_cache": "writes slot s+1",
     "paged_attention": "does not mask the last block past the context length",
     "quest": "keeps the lowest-scoring blocks",
+    **dsa_kernels.WRONG_BUG,
 }
 
 
@@ -545,6 +549,8 @@ def _context_lens(case):
 def wrong_applies(case):
     """Whether the WRONG bug changes this case's result (else the wrong
     kernel returns the right answer, and the judge must pass it)."""
+    if case.op in dsa_kernels.PREPARE:
+        return dsa_kernels.wrong_applies(case)
     p = case.params
     if case.op == "matmul":
         return int(p["k"]) % 64 != 0  # the K tail tile exists only then

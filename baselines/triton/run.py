@@ -107,6 +107,8 @@ def main():
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--wrong", action="store_true", help="judge the deliberately wrong kernels (must all FAIL)")
+    ap.add_argument("--dsa-dot", choices=["fp8", "fp16"], default="fp8",
+                    help="the DSA indexer's tensor-core operands: native e4m3 (DeepGEMM's) or upcast to fp16")
     ap.add_argument("--json", help="write every result here")
     ap.add_argument("--markdown", help="write the results table (markdown) here")
     args = ap.parse_args()
@@ -115,6 +117,7 @@ def main():
     import triton
 
     torch.backends.cuda.matmul.allow_tf32 = False
+    kernels.dsa_kernels.DOT = args.dsa_dot
     rows, docs, unexpected = [], [], 0
     for path in args.bundles:
         timings = {}

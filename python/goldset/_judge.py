@@ -16,6 +16,11 @@ from ._bundle import Bundle, open_bundle, save_output
 # release before `goldset version` printed spec versions was spec 1.
 _UNANNOUNCED_SPEC = 1
 
+# The checks whose `observed` is an error over its bound (compare/report.go
+# Check; the DSA families in compare/family_dsa.go): the others count
+# violations or hold a raw value.
+_RATIO_RULES = ("elementwise", "row_rel_l2", "dsa_scaled", "dsa_lse")
+
 
 class GoldsetBinaryError(RuntimeError):
     """The goldset binary is missing, does not run, or is too old for the bundle."""
@@ -132,7 +137,7 @@ class CaseResult:
         best, what = None, ""
         for r in self.reports:
             for c in r.get("checks") or []:
-                if c.get("rule") in ("elementwise", "row_rel_l2"):
+                if c.get("rule") in _RATIO_RULES:
                     q = _num(c.get("observed"))
                     if q is not None and (best is None or q > best):
                         best, what = q, f"{r.get('name', '?')} {c['rule']}"
@@ -161,7 +166,7 @@ def _num(v):
 
 
 def _report_ratio(r):
-    qs = [_num(c.get("observed")) for c in r.get("checks") or [] if c.get("rule") in ("elementwise", "row_rel_l2")]
+    qs = [_num(c.get("observed")) for c in r.get("checks") or [] if c.get("rule") in _RATIO_RULES]
     qs = [q for q in qs if q is not None]
     return max(qs) if qs else None
 

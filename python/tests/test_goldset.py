@@ -356,6 +356,18 @@ class JudgeTest(unittest.TestCase):
         json.dumps(doc)
         self.assertEqual(len(res.table().splitlines()), 5)
 
+    def test_dsa_rules_report_their_ratio(self):
+        # the DSA families' scaled/lse checks are err/bound like elementwise; counts are not
+        from goldset._judge import CaseResult
+        case = type("C", (), {"id": "ix", "op": "dsa_indexer"})()
+        reports = [{"name": "logits", "status": "PASS", "mode": "dsa", "checks": [
+            {"rule": "nonfinite", "observed": 3}, {"rule": "dsa_scaled", "observed": 0.54}]},
+            {"name": "topk_logical", "status": "PASS", "mode": "dsa", "checks": [{"rule": "dsa_selection", "observed": 2}]},
+            {"name": "lse", "status": "PASS", "mode": "dsa", "checks": [{"rule": "dsa_lse", "observed": "0.25"}]}]
+        r = CaseResult(case, "PASS", reports=reports)
+        self.assertEqual(r.ratio(), 0.54)
+        self.assertEqual(r.binding(), "logits dsa_scaled")
+
     def test_kernel_errors_are_reported_per_case(self):
         def broken(case, x):
             if case.op == "matmul":
