@@ -1,4 +1,4 @@
-"""Triton baselines for goldset's ops (ops.md §1-5), fp32 accumulation.
+"""Triton baselines for goldset's ops (ops.md §1-5; DSA §8 in dsa_kernels.py, MXFP4 §9 in mx_kernels.py), fp32 accumulation.
 
 Every wrapper has the judge's calling convention, kernel(case, inputs) ->
 {output name: tensor}, with inputs as torch CUDA tensors in their logical
@@ -16,6 +16,7 @@ import triton
 import triton.language as tl
 
 import dsa_kernels
+import mx_kernels
 
 # ----------------------------------------------------------------------------- matmul (§1)
 
@@ -517,6 +518,7 @@ PREPARE = {
     "paged_attention": pa_prepare,
     "quest": quest_prepare,
     **dsa_kernels.PREPARE,
+    **mx_kernels.PREPARE,
 }
 
 # the bug each WRONG variant switches on
@@ -527,6 +529,7 @@ WRONG_BUG = {
     "paged_attention": "does not mask the last block past the context length",
     "quest": "keeps the lowest-scoring blocks",
     **dsa_kernels.WRONG_BUG,
+    **mx_kernels.WRONG_BUG,
 }
 
 
@@ -551,6 +554,8 @@ def wrong_applies(case):
     kernel returns the right answer, and the judge must pass it)."""
     if case.op in dsa_kernels.PREPARE:
         return dsa_kernels.wrong_applies(case)
+    if case.op in mx_kernels.PREPARE:
+        return mx_kernels.wrong_applies(case)
     p = case.params
     if case.op == "matmul":
         return int(p["k"]) % 64 != 0  # the K tail tile exists only then

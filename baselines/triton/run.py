@@ -109,6 +109,8 @@ def main():
     ap.add_argument("--wrong", action="store_true", help="judge the deliberately wrong kernels (must all FAIL)")
     ap.add_argument("--dsa-dot", choices=["fp8", "fp16"], default="fp8",
                     help="the DSA indexer's tensor-core operands: native e4m3 (DeepGEMM's) or upcast to fp16")
+    ap.add_argument("--moe-act", choices=["bf16", "fp32"], default="bf16",
+                    help="the MXFP4 MoE's activations between its GEMMs: bf16 (fused-MoE style) or fp32")
     ap.add_argument("--json", help="write every result here")
     ap.add_argument("--markdown", help="write the results table (markdown) here")
     args = ap.parse_args()
@@ -118,6 +120,7 @@ def main():
 
     torch.backends.cuda.matmul.allow_tf32 = False
     kernels.dsa_kernels.DOT = args.dsa_dot
+    kernels.mx_kernels.MOE_ACT = args.moe_act
     rows, docs, unexpected = [], [], 0
     for path in args.bundles:
         timings = {}
