@@ -30,7 +30,8 @@ def load(bdir, t):
     if hashlib.sha256(raw).hexdigest() != t["sha256"]:
         raise SystemExit(f"{path}: sha256 mismatch")
     a = np.load(path, allow_pickle=False)
-    want = {"float16": "float16", "bfloat16": "uint16", "float32": "float32", "int32": "int32"}[t["dtype"]]
+    want = {"float16": "float16", "bfloat16": "uint16", "float32": "float32", "float64": "float64", "int32": "int32",
+            "uint8": "uint8", "float8_e4m3fn": "uint8", "float8_e8m0fnu": "uint8", "float4_e2m1fn_x2": "uint8"}[t["dtype"]]
     if a.dtype.name != want or list(a.shape) != t["shape"]:
         raise SystemExit(f"{path}: numpy sees {a.dtype}{list(a.shape)}, manifest says {t['dtype']}{t['shape']}")
     if t["dtype"] == "bfloat16":
@@ -210,6 +211,7 @@ def check_case(bdir, c, dev, ops):
     res["tensors_as_listed"] = want - aux <= got <= want  # aux outputs are optional (quest no_dense)
     if op not in REFERENCES:
         return res
+    A = {n: load(bdir, t) for n, t in T.items()}
     td = lambda n: torch.from_numpy(np.ascontiguousarray(A[n])).to(dev)
     REFERENCES[op](op, c["params"], T, A, td, dev, res)
     return res
