@@ -21,6 +21,10 @@ func TestListOps(t *testing.T) {
 		if len(op.Inputs) == 0 || len(op.Outputs) == 0 {
 			t.Errorf("%s: no inputs or outputs: %+v", op.Name, op)
 		}
+		// dsa_indexer's layout picks its tensors: scripts must not require all.
+		if op.ByParams != (op.Name == "dsa_indexer") {
+			t.Errorf("%s: by_params %v", op.Name, op.ByParams)
+		}
 	}
 	if !slices.Equal(names, suite.Ops()) {
 		t.Errorf("list --ops names %v, suite has %v", names, suite.Ops())
