@@ -21,7 +21,11 @@
 //	     removes its temporaries and exits 130; a second one exits at once
 //
 // With --json, a command that fails with an error also prints
-// {"ok": false, "exit_code": N, "error": "..."} on stdout.
+// {"ok": false, "exit_code": N, "error": "..."} on stdout. A numeric field
+// that is NaN or infinite (compare's worst_ratio, rel_l2, worst_candidate;
+// diff's max_abs, max_rel) is the string "NaN", "+Inf" or "-Inf", never
+// null (internal/jsonnum): Python's float() and jq's tonumber read all
+// three.
 //
 // # Safety
 //
