@@ -577,7 +577,8 @@ def op_table(goldset):
         out = subprocess.run([goldset, "list", "--ops", "--json"], check=True, capture_output=True, text=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
         raise SystemExit(f"{goldset} list --ops --json: {e} (give the goldset binary with --goldset)")
-    return {o["name"]: o for o in json.loads(out)}
+    doc = json.loads(out)
+    return {o["name"]: o for o in (doc["ops"] if isinstance(doc, dict) else doc)}  # a list before "ok" was added
 
 
 def expected_tensors(o, c):

@@ -79,3 +79,45 @@ func walkJSON(t *testing.T, path string, doc any) {
 		}
 	}
 }
+
+// TestJSONHasOK: every command's --json document is an object whose
+// top-level "ok" is true exactly when the command exits 0.
+func TestJSONHasOK(t *testing.T) {
+	dir := t.TempDir()
+	b := small(t, dir)
+	other := filepath.Join(t.TempDir(), "o")
+	if code, _, errs := run(t, "gen", "stage1-basic", "--out", other, "--case", "sm-781-bf16", "-q"); code != 0 {
+		t.Fatal(errs)
+	}
+	m, err := manifests.ReadManifest(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join(b, m.Case("sm-781-bf16").Tensor("y").Path)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"list", []string{"list", "--json"}, 0},
+		{"list suite", []string{"list", "stage5-dsa", "--json"}, 0},
+		{"list ops", []string{"list", "--ops", "--json"}, 0},
+		{"verify", []string{"verify", b, "--json"}, 0},
+		{"compare", []string{"compare", b, "--case", "sm-781-bf16", "--output", "y=" + golden, "--partial", "--json"}, 0},
+		{"diff identical", []string{"diff", b, b, "--json"}, 0},
+		{"diff different", []string{"diff", b, filepath.Join(other, "stage1-basic"), "--json"}, exitMismatch},
+		{"list error", []string{"list", "no-such-suite", "--json"}, exitUsage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := run(t, tc.args...)
+			var doc map[string]json.RawMessage
+			if code != tc.code || json.Unmarshal([]byte(out), &doc) != nil {
+				t.Fatalf("exit %d (want %d), stdout not a JSON object:\n%s\n%s", code, tc.code, out, errs)
+			}
+			var ok bool
+			if err := json.Unmarshal(doc["ok"], &ok); err != nil || ok != (code == 0) {
+				t.Errorf(`"ok" = %s, want %v`, doc["ok"], code == 0)
+			}
+		})
+	}
+}

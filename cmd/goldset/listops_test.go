@@ -11,10 +11,11 @@ import (
 
 func TestListOps(t *testing.T) {
 	code, out, _ := run(t, "list", "--ops", "--json")
-	var ops []suite.OpInfo
-	if code != 0 || json.Unmarshal([]byte(out), &ops) != nil {
+	var doc opsResult
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || !doc.OK {
 		t.Fatalf("list --ops --json: %d %s", code, out)
 	}
+	ops := doc.Ops
 	var names []string
 	for _, op := range ops {
 		names = append(names, op.Name)

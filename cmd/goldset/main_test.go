@@ -157,8 +157,8 @@ func TestGenFromManifestAndDiff(t *testing.T) {
 
 func TestListAndInspectJSON(t *testing.T) {
 	code, out, _ := run(t, "list", "--json")
-	var suites []listSuite
-	if code != 0 || json.Unmarshal([]byte(out), &suites) != nil || len(suites) < 4 {
+	var doc listResult
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || !doc.OK || len(doc.Suites) < 4 {
 		t.Fatalf("list --json: %d %s", code, out)
 	}
 	dir := t.TempDir()

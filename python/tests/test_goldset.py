@@ -478,7 +478,7 @@ class TorchCheckTest(unittest.TestCase):
         return r.returncode, rows, json.loads(lines[-1]), r.stderr
 
     def test_every_op_has_a_reference(self):
-        ops = json.loads(subprocess.run([_state["gs"], "list", "--ops", "--json"], check=True, capture_output=True, text=True).stdout)
+        ops = json.loads(subprocess.run([_state["gs"], "list", "--ops", "--json"], check=True, capture_output=True, text=True).stdout)["ops"]
         sys.path.insert(0, os.path.dirname(TORCH_CHECK))
         try:
             import torch_check
