@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/npy"
 )
 
@@ -18,12 +17,7 @@ import (
 // read every numeric field of the report.
 func TestCompareJSONNonFinite(t *testing.T) {
 	dir := t.TempDir()
-	b := small(t, dir)
-	m, err := manifests.ReadManifest(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := m.Case("mm-odd-7x129x781-fp16")
+	b, c := smallCase(t, dir, "mm-odd-7x129x781-fp16")
 	for _, tc := range []struct {
 		name  string
 		value float32
@@ -83,17 +77,12 @@ func walkJSON(t *testing.T, path string, doc any) {
 // TestJSONHasOK: every command's --json document is an object whose
 // top-level "ok" is true exactly when the command exits 0.
 func TestJSONHasOK(t *testing.T) {
-	dir := t.TempDir()
-	b := small(t, dir)
+	b, c := smallCase(t, t.TempDir(), "sm-781-bf16")
 	other := filepath.Join(t.TempDir(), "o")
 	if code, _, errs := run(t, "gen", "stage1-basic", "--out", other, "--case", "sm-781-bf16", "-q"); code != 0 {
 		t.Fatal(errs)
 	}
-	m, err := manifests.ReadManifest(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden := filepath.Join(b, m.Case("sm-781-bf16").Tensor("y").Path)
+	golden := filepath.Join(b, c.Tensor("y").Path)
 	for _, tc := range []struct {
 		name string
 		args []string
