@@ -173,8 +173,10 @@ func matmulNK[A float32 | float64](dst []float64, a []A, b []float32, scratch []
 // then every 4 rows of A (converted to float64) meet the panel in
 // matmulTile4x16, each output a sequential float64 sum in p order, as in
 // the scalar kernels (same bits: TestMatmulTileMatchesScalar). Rows and
-// columns left over by the tiling use the same sums in Go.
-func matmulPanels(dst []float64, a, b []float32, m, k, n int, bNK bool) {
+// columns left over by the tiling use the same sums in Go. a may hold
+// float64 values (MXFP4MoE's activations), as in matmulNK: the tile's
+// products are then float64(a*b) rounded once, as in the scalar chains.
+func matmulPanels[A float32 | float64](dst []float64, a []A, b []float32, m, k, n int, bNK bool) {
 	panels := (n + 15) / 16
 	workers := numWorkers(panels)
 	type scratch struct{ panel, rows []float64 }

@@ -42,5 +42,22 @@ func TestMatmulTileMatchesScalar(t *testing.T) {
 				}
 			}
 		}
+		// float64 activations (MXFP4MoE's second GEMM): products rounded once.
+		a64 := make([]float64, m*k)
+		for i := range a64 {
+			a64[i] = rng.NormFloat64()
+		}
+		a64[0] = math.Copysign(0, -1)
+		want := make([]float64, m*n)
+		got := make([]float64, m*n)
+		hasMatmulTile = false
+		matmulF64NK(want, a64, b, m, k, n)
+		hasMatmulTile = true
+		matmulF64NK(got, a64, b, m, k, n)
+		for i := range got {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("%v float64 a: element %d: tiled %v, scalar %v", sh, i, got[i], want[i])
+			}
+		}
 	}
 }

@@ -302,8 +302,13 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 
 // matmulF64NK is dst [m, n] = a [m, k] (float64) @ b^T, b [n, k] float32:
 // each element the float64 sum over ascending p of float64(a[i,p]*b[j,p]),
-// by Matmul's NK kernel over the same row-pair x column-block units.
+// by Matmul's kernels: the vector tiles where Matmul would take them,
+// else the NK kernel over the same row-pair x column-block units.
 func matmulF64NK(dst, a []float64, b []float32, m, k, n int) {
+	if hasMatmulTile && m >= 4 && n >= 16 && k > 0 {
+		matmulPanels(dst, a, b, m, k, n, true)
+		return
+	}
 	forMatmulUnits(m, n, func(scratch *[]float64, i0, rows, j0, j1 int) {
 		matmulNK(dst, a, b, nkScratch(scratch, k), i0, rows, j0, j1, k, n)
 	})
