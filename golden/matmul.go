@@ -173,13 +173,16 @@ func matmulNK[A float32 | float64](dst []float64, a []A, b []float32, scratch []
 // then every 4 rows of A (converted to float64) meet the panel in
 // matmulTile4x16, each output a sequential float64 sum in p order, as in
 // the scalar kernels (same bits: TestMatmulTileMatchesScalar). Rows and
-// columns left over by the tiling use the same sums in Go. a may hold
+// columns left over by the tiling take one tile over zero padding. a may hold
 // float64 values (MXFP4MoE's activations), as in matmulNK: the tile's
 // products are then float64(a*b) rounded once, as in the scalar chains.
 func matmulPanels[A float32 | float64](dst []float64, a []A, b []float32, m, k, n int, bNK bool) {
 	panels := (n + 15) / 16
 	workers := numWorkers(panels)
-	type scratch struct{ panel, rows []float64 }
+	type scratch struct {
+		panel, rows []float64
+		tile        [4 * 16]float64
+	}
 	ws := make([]scratch, workers)
 	parallelFor(workers, panels, func(w, u int) {
 		s := &ws[w]
@@ -205,24 +208,31 @@ func matmulPanels[A float32 | float64](dst []float64, a []A, b []float32, m, k, 
 		i := 0
 		if cols == 16 {
 			for ; i+4 <= m; i += 4 {
-				for r := range 4 {
-					row := s.rows[r*k : (r+1)*k]
-					for p, v := range a[(i+r)*k : (i+r+1)*k] {
-						row[p] = float64(v)
-					}
-				}
+				loadRows(s.rows, a, i, 4, k)
 				tile4x16(dst[i*n+j0:], n, s.rows, k, panel, k)
 			}
 		}
-		for ; i < m; i++ { // rows (or a last narrow panel) the tiles leave
-			ar := a[i*k : (i+1)*k]
-			for c := range cols {
-				var sum float64
-				for p, x := range ar {
-					sum += float64(float64(x) * panel[p*16+c])
-				}
-				dst[i*n+j0+c] = sum
+		// Rows the tiles leave, and a last narrow panel: one more tile over
+		// zero-padded rows into scratch (each lane's sum is its own, so the
+		// padding changes no kept bit), the kept rows and columns copied out.
+		for ; i < m; i += 4 {
+			rows := min(4, m-i)
+			loadRows(s.rows, a, i, rows, k)
+			clear(s.rows[rows*k:])
+			tile4x16(s.tile[:], 16, s.rows, k, panel, k)
+			for r := range rows {
+				copy(dst[(i+r)*n+j0:(i+r)*n+j0+cols], s.tile[r*16:r*16+cols])
 			}
 		}
 	})
+}
+
+// loadRows converts rows i..i+rows-1 of a [*, k] into dst [rows*k] float64.
+func loadRows[A float32 | float64](dst []float64, a []A, i, rows, k int) {
+	for r := range rows {
+		row := dst[r*k : (r+1)*k]
+		for p, v := range a[(i+r)*k : (i+r+1)*k] {
+			row[p] = float64(v)
+		}
+	}
 }
