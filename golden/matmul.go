@@ -184,6 +184,7 @@ func matmulPanels[A float32 | float64](dst []float64, a []A, b []float32, m, k, 
 		tile        [4 * 16]float64
 	}
 	ws := make([]scratch, workers)
+	a64 := float64Rows(a) // converted once, not once per panel
 	parallelFor(workers, panels, func(w, u int) {
 		s := &ws[w]
 		if s.panel == nil {
@@ -208,8 +209,7 @@ func matmulPanels[A float32 | float64](dst []float64, a []A, b []float32, m, k, 
 		i := 0
 		if cols == 16 {
 			for ; i+4 <= m; i += 4 {
-				loadRows(s.rows, a, i, 4, k)
-				tile4x16(dst[i*n+j0:], n, s.rows, k, panel, k)
+				tile4x16(dst[i*n+j0:], n, a64[i*k:], k, panel, k)
 			}
 		}
 		// Rows the tiles leave, and a last narrow panel: one more tile over
@@ -217,7 +217,7 @@ func matmulPanels[A float32 | float64](dst []float64, a []A, b []float32, m, k, 
 		// padding changes no kept bit), the kept rows and columns copied out.
 		for ; i < m; i += 4 {
 			rows := min(4, m-i)
-			loadRows(s.rows, a, i, rows, k)
+			copy(s.rows, a64[i*k:(i+rows)*k])
 			clear(s.rows[rows*k:])
 			tile4x16(s.tile[:], 16, s.rows, k, panel, k)
 			for r := range rows {
@@ -227,12 +227,14 @@ func matmulPanels[A float32 | float64](dst []float64, a []A, b []float32, m, k, 
 	})
 }
 
-// loadRows converts rows i..i+rows-1 of a [*, k] into dst [rows*k] float64.
-func loadRows[A float32 | float64](dst []float64, a []A, i, rows, k int) {
-	for r := range rows {
-		row := dst[r*k : (r+1)*k]
-		for p, v := range a[(i+r)*k : (i+r+1)*k] {
-			row[p] = float64(v)
-		}
+// float64Rows is a as float64 values (a itself when it holds float64).
+func float64Rows[A float32 | float64](a []A) []float64 {
+	if a64, ok := any(a).([]float64); ok {
+		return a64
 	}
+	a64 := make([]float64, len(a))
+	for i, v := range a {
+		a64[i] = float64(v)
+	}
+	return a64
 }
