@@ -1,5 +1,7 @@
 package golden
 
+import "math"
+
 // matmulColBlock is the number of output columns one work unit computes.
 const matmulColBlock = 256
 
@@ -15,8 +17,8 @@ func Matmul(dst []float64, a, b []float32, m, k, n int, bNK bool) {
 	if m == 0 || n == 0 {
 		return
 	}
-	if hasMatmulTile && m >= 4 && n >= 16 && k > 0 {
-		matmulPanels(dst, a, b, m, k, n, bNK)
+	if useTiles(m, k, n) {
+		matmulPanels(dst, nil, a, b, m, k, n, bNK)
 		return
 	}
 	forMatmulUnits(m, n, func(scratch *[]float64, i0, rows, j0, j1 int) {
@@ -27,6 +29,10 @@ func Matmul(dst []float64, a, b []float32, m, k, n int, bNK bool) {
 		}
 	})
 }
+
+// useTiles reports whether an m x k x n product takes the vector tiles:
+// at fewer than 4 rows, packing B costs more than the tiles save.
+func useTiles(m, k, n int) bool { return hasMatmulTile && m >= 4 && n >= 16 && k > 0 }
 
 // forMatmulUnits runs body over the independent units of an m x n product
 // (two rows by matmulColBlock columns) in parallel; scratch is the calling
@@ -176,7 +182,11 @@ func matmulNK[A float32 | float64](dst []float64, a []A, b []float32, scratch []
 // columns left over by the tiling take one tile over zero padding. a may hold
 // float64 values (MXFP4MoE's activations), as in matmulNK: the tile's
 // products are then float64(a*b) rounded once, as in the scalar chains.
-func matmulPanels[A float32 | float64](dst []float64, a []A, b []float32, m, k, n int, bNK bool) {
+// With s non-nil it also writes s = |A| @ |B| (the bound S of the MXFP4
+// GEMMs) from the same panels, their signs cleared in place after dst's
+// tiles: |float64(a*b)| = float64(|a|*|b|), so s has the bits of a second
+// Matmul over the magnitudes, without packing B twice.
+func matmulPanels[A float32 | float64](dst, s []float64, a []A, b []float32, m, k, n int, bNK bool) {
 	panels := (n + 15) / 16
 	workers := numWorkers(panels)
 	type scratch struct {
@@ -185,15 +195,22 @@ func matmulPanels[A float32 | float64](dst []float64, a []A, b []float32, m, k, 
 	}
 	ws := make([]scratch, workers)
 	a64 := float64Rows(a) // converted once, not once per panel
+	var abs64 []float64
+	if s != nil {
+		abs64 = make([]float64, len(a64))
+		for i, v := range a64 {
+			abs64[i] = math.Abs(v)
+		}
+	}
 	parallelFor(workers, panels, func(w, u int) {
-		s := &ws[w]
-		if s.panel == nil {
-			s.panel = make([]float64, 16*k)
-			s.rows = make([]float64, 4*k)
+		sc := &ws[w]
+		if sc.panel == nil {
+			sc.panel = make([]float64, 16*k)
+			sc.rows = make([]float64, 4*k)
 		}
 		j0 := 16 * u
 		cols := min(16, n-j0)
-		panel := s.panel
+		panel := sc.panel
 		clear(panel)
 		for c := range cols {
 			if bNK {
@@ -206,25 +223,36 @@ func matmulPanels[A float32 | float64](dst []float64, a []A, b []float32, m, k, 
 				}
 			}
 		}
-		i := 0
-		if cols == 16 {
-			for ; i+4 <= m; i += 4 {
-				tile4x16(dst[i*n+j0:], n, a64[i*k:], k, panel, k)
+		panelTiles(dst, a64, panel, sc.rows, &sc.tile, m, k, n, j0, cols)
+		if s != nil {
+			for i, v := range panel {
+				panel[i] = math.Abs(v)
 			}
-		}
-		// Rows the tiles leave, and a last narrow panel: one more tile over
-		// zero-padded rows into scratch (each lane's sum is its own, so the
-		// padding changes no kept bit), the kept rows and columns copied out.
-		for ; i < m; i += 4 {
-			rows := min(4, m-i)
-			copy(s.rows, a64[i*k:(i+rows)*k])
-			clear(s.rows[rows*k:])
-			tile4x16(s.tile[:], 16, s.rows, k, panel, k)
-			for r := range rows {
-				copy(dst[(i+r)*n+j0:(i+r)*n+j0+cols], s.tile[r*16:r*16+cols])
-			}
+			panelTiles(s, abs64, panel, sc.rows, &sc.tile, m, k, n, j0, cols)
 		}
 	})
+}
+
+// panelTiles computes dst's columns j0..j0+cols-1 from one packed panel:
+// 4-row tiles in place, then the rows they leave (and a narrow panel's
+// rows) as one more tile over zero-padded rows into scratch (each lane's
+// sum is its own, so the padding changes no kept bit), copied out.
+func panelTiles(dst, a64, panel, rowBuf []float64, tile *[4 * 16]float64, m, k, n, j0, cols int) {
+	i := 0
+	if cols == 16 {
+		for ; i+4 <= m; i += 4 {
+			tile4x16(dst[i*n+j0:], n, a64[i*k:], k, panel, k)
+		}
+	}
+	for ; i < m; i += 4 {
+		rows := min(4, m-i)
+		copy(rowBuf, a64[i*k:(i+rows)*k])
+		clear(rowBuf[rows*k:])
+		tile4x16(tile[:], 16, rowBuf, k, panel, k)
+		for r := range rows {
+			copy(dst[(i+r)*n+j0:(i+r)*n+j0+cols], tile[r*16:r*16+cols])
+		}
+	}
 }
 
 // float64Rows is a as float64 values (a itself when it holds float64).

@@ -272,7 +272,13 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 		return err
 	}
 	o := make([]float64, nt*hd)
-	matmulF64NK(o, a, w2f, nt, in, hd)
+	var so []float64
+	if sbuf != nil && useTiles(nt, in, hd) {
+		so = make([]float64, nt*hd) // |a| @ |W2|^T from the same panels
+		matmulPanels(o, so, a, w2f, nt, in, hd, true)
+	} else {
+		matmulF64NK(o, a, w2f, nt, in, hd)
+	}
 	b2 := w.B2[e*hd : (e+1)*hd]
 	for r, i := range rs {
 		dst := obuf[(i-r0)*hd : (i-r0+1)*hd]
@@ -283,17 +289,20 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 	if sbuf == nil {
 		return nil
 	}
-	for i, v := range a {
-		a[i] = math.Abs(v)
+	if so == nil {
+		for i, v := range a {
+			a[i] = math.Abs(v)
+		}
+		wb := f32Bits(w2f)
+		for i := range wb {
+			wb[i] &= 0x7fffffff
+		}
+		so = o
+		matmulF64NK(so, a, w2f, nt, in, hd)
 	}
-	wb := f32Bits(w2f)
-	for i := range wb {
-		wb[i] &= 0x7fffffff
-	}
-	matmulF64NK(o, a, w2f, nt, in, hd)
 	for r, i := range rs {
 		dst := sbuf[(i-r0)*hd : (i-r0+1)*hd]
-		for c, v := range o[r*hd : (r+1)*hd] {
+		for c, v := range so[r*hd : (r+1)*hd] {
 			dst[c] = v + math.Abs(npy.BF16ToF64(b2[c]))
 		}
 	}
@@ -305,8 +314,8 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 // by Matmul's kernels: the vector tiles where Matmul would take them,
 // else the NK kernel over the same row-pair x column-block units.
 func matmulF64NK(dst, a []float64, b []float32, m, k, n int) {
-	if hasMatmulTile && m >= 4 && n >= 16 && k > 0 {
-		matmulPanels(dst, a, b, m, k, n, true)
+	if useTiles(m, k, n) {
+		matmulPanels(dst, nil, a, b, m, k, n, true)
 		return
 	}
 	forMatmulUnits(m, n, func(scratch *[]float64, i0, rows, j0, j1 int) {
