@@ -18,7 +18,7 @@ func Matmul(dst []float64, a, b []float32, m, k, n int, bNK bool) {
 		return
 	}
 	if useTiles(m, k, n) {
-		matmulPanels(dst, nil, a, b, m, k, n, bNK)
+		matmulPanels(dst, nil, a, m, k, n, packF32(b, k, n, bNK))
 		return
 	}
 	forMatmulUnits(m, n, func(scratch *[]float64, i0, rows, j0, j1 int) {
@@ -175,18 +175,20 @@ func matmulNK[A float32 | float64](dst []float64, a []A, b []float32, scratch []
 }
 
 // matmulPanels is Matmul with the vector tile kernel: B is packed 16
-// columns at a time into a float64 panel [k][16] (from either layout),
-// then every 4 rows of A (converted to float64) meet the panel in
-// matmulTile4x16, each output a sequential float64 sum in p order, as in
-// the scalar kernels (same bits: TestMatmulTileMatchesScalar). Rows and
-// columns left over by the tiling take one tile over zero padding. a may hold
-// float64 values (MXFP4MoE's activations), as in matmulNK: the tile's
-// products are then float64(a*b) rounded once, as in the scalar chains.
-// With s non-nil it also writes s = |A| @ |B| (the bound S of the MXFP4
-// GEMMs) from the same panels, their signs cleared in place after dst's
-// tiles: |float64(a*b)| = float64(|a|*|b|), so s has the bits of a second
-// Matmul over the magnitudes, without packing B twice.
-func matmulPanels[A float32 | float64](dst, s []float64, a []A, b []float32, m, k, n int, bNK bool) {
+// columns at a time into a float64 panel [k][16] (pack fills columns
+// j0..j0+cols-1 of a zeroed panel: from float32 B in either layout,
+// packF32, or straight from MXFP4 codes, packMXFP4), then every 4 rows of
+// A (converted to float64 once) meet the panel in matmulTile4x16, each
+// output a sequential float64 sum in p order, as in the scalar kernels
+// (same bits: TestMatmulTileMatchesScalar). Rows and columns left over by
+// the tiling take one tile over zero padding. a may hold float64 values
+// (MXFP4MoE's activations), as in matmulNK: the tile's products are then
+// float64(a*b) rounded once, as in the scalar chains. With s non-nil it
+// also writes s = |A| @ |B| (the bound S of the MXFP4 GEMMs) from the
+// same panels, their signs cleared in place after dst's tiles:
+// |float64(a*b)| = float64(|a|*|b|), so s has the bits of a second Matmul
+// over the magnitudes, without packing B twice.
+func matmulPanels[A float32 | float64](dst, s []float64, a []A, m, k, n int, pack func(panel []float64, j0, cols int)) {
 	panels := (n + 15) / 16
 	workers := numWorkers(panels)
 	type scratch struct {
@@ -212,6 +214,20 @@ func matmulPanels[A float32 | float64](dst, s []float64, a []A, b []float32, m, 
 		cols := min(16, n-j0)
 		panel := sc.panel
 		clear(panel)
+		pack(panel, j0, cols)
+		panelTiles(dst, a64, panel, sc.rows, &sc.tile, m, k, n, j0, cols)
+		if s != nil {
+			for i, v := range panel {
+				panel[i] = math.Abs(v)
+			}
+			panelTiles(s, abs64, panel, sc.rows, &sc.tile, m, k, n, j0, cols)
+		}
+	})
+}
+
+// packF32 packs float32 B ([k, n], or [n, k] when bNK) for matmulPanels.
+func packF32(b []float32, k, n int, bNK bool) func(panel []float64, j0, cols int) {
+	return func(panel []float64, j0, cols int) {
 		for c := range cols {
 			if bNK {
 				for p, v := range b[(j0+c)*k : (j0+c+1)*k] {
@@ -223,14 +239,7 @@ func matmulPanels[A float32 | float64](dst, s []float64, a []A, b []float32, m, 
 				}
 			}
 		}
-		panelTiles(dst, a64, panel, sc.rows, &sc.tile, m, k, n, j0, cols)
-		if s != nil {
-			for i, v := range panel {
-				panel[i] = math.Abs(v)
-			}
-			panelTiles(s, abs64, panel, sc.rows, &sc.tile, m, k, n, j0, cols)
-		}
-	})
+	}
 }
 
 // panelTiles computes dst's columns j0..j0+cols-1 from one packed panel:
