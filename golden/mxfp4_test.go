@@ -1004,23 +1004,29 @@ func BenchmarkMXFP4GEMM(b *testing.B) {
 			name = "y"
 		}
 		b.Run(name, func(b *testing.B) {
-			b.SetBytes(int64(2*m*k + n*k/2 + n*k/32))
-			b.ReportAllocs()
 			ss := s
 			if !withS {
 				ss = nil
 			}
-			cpu0 := cpuSeconds()
-			for b.Loop() {
-				if err := golden.MXFP4GEMM(y, ss, x, codes, scales, m, n, k); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(2*float64(m*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			if c := cpuSeconds() - cpu0; c > 0 {
-				b.ReportMetric(2*float64(m*k*n)*float64(b.N)/c/1e9, "GFLOP/cpu-s")
-			}
+			benchMXGEMM(b, y, ss, x, codes, scales, m, n, k)
 		})
+	}
+}
+
+// benchMXGEMM times MXFP4GEMM, reporting y's 2*m*n*k FLOPs per wall and
+// per CPU second.
+func benchMXGEMM(b *testing.B, y, s []float64, x []uint16, codes, scales []uint8, m, n, k int) {
+	b.SetBytes(int64(2*m*k + n*k/2 + n*k/32))
+	b.ReportAllocs()
+	cpu0 := cpuSeconds()
+	for b.Loop() {
+		if err := golden.MXFP4GEMM(y, s, x, codes, scales, m, n, k); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(2*float64(m*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if c := cpuSeconds() - cpu0; c > 0 {
+		b.ReportMetric(2*float64(m*k*n)*float64(b.N)/c/1e9, "GFLOP/cpu-s")
 	}
 }
 
@@ -1033,20 +1039,7 @@ func BenchmarkMXFP4GEMMSmallM(b *testing.B) {
 	codes, scales := quantizedWeights(b, r, n, k, 1/math.Sqrt(k))
 	for _, m := range []int{1, 6, 64} {
 		b.Run(fmt.Sprintf("m%d", m), func(b *testing.B) {
-			x := randBF16(r, m*k, 1)
-			y, s := make([]float64, m*n), make([]float64, m*n)
-			b.SetBytes(int64(2*m*k + n*k/2 + n*k/32))
-			b.ReportAllocs()
-			cpu0 := cpuSeconds()
-			for b.Loop() {
-				if err := golden.MXFP4GEMM(y, s, x, codes, scales, m, n, k); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(2*float64(m*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			if c := cpuSeconds() - cpu0; c > 0 {
-				b.ReportMetric(2*float64(m*k*n)*float64(b.N)/c/1e9, "GFLOP/cpu-s")
-			}
+			benchMXGEMM(b, make([]float64, m*n), make([]float64, m*n), randBF16(r, m*k, 1), codes, scales, m, n, k)
 		})
 	}
 }
