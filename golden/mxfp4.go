@@ -404,8 +404,9 @@ func MXFP4Dequantize(dst []float32, codes, scales []uint8, rows, k int) error {
 	db := f32Bits(dst)
 	dequantizeBlocks(len(scales), func(blk int) {
 		lut := &mxDecodeF32[scales[blk]]
-		out := db[blk*MXBlock : (blk+1)*MXBlock]
-		for i, p := range codes[blk*MXBlock/2 : (blk+1)*MXBlock/2] {
+		// Fixed-size views: the loop runs without bounds checks.
+		out := (*[MXBlock]uint32)(db[blk*MXBlock:])
+		for i, p := range (*[MXBlock / 2]uint8)(codes[blk*MXBlock/2:]) {
 			out[2*i] = lut[p&15]
 			out[2*i+1] = lut[p>>4]
 		}
@@ -427,8 +428,8 @@ func MXFP4DequantizeBF16(dst []uint16, codes, scales []uint8, rows, k int) error
 	checkMXLens(codes, scales, rows, k)
 	dequantizeBlocks(len(scales), func(blk int) {
 		lut := &mxDecodeF32[scales[blk]]
-		out := dst[blk*MXBlock : (blk+1)*MXBlock]
-		for i, p := range codes[blk*MXBlock/2 : (blk+1)*MXBlock/2] {
+		out := (*[MXBlock]uint16)(dst[blk*MXBlock:])
+		for i, p := range (*[MXBlock / 2]uint8)(codes[blk*MXBlock/2:]) {
 			out[2*i] = uint16(lut[p&15] >> 16)
 			out[2*i+1] = uint16(lut[p>>4] >> 16)
 		}
