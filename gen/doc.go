@@ -15,6 +15,7 @@
 //	NewStream(seed, caseID, tensor) Stream      stream key (§1)
 //	Normal[E](s, dst, at, dt, scale)            scale*N(0,1), rounded once to dt (§3)
 //	Uniform[E](s, dst, at, dt, lo, hi)          uniform [lo, hi) (§4)
+//	Words(s, dst []uint64, at)                  raw 64-bit words (§4)
 //	Ints(s, dst []int32, at, lo, hi)            integers in [lo, hi) (§4)
 //	Parallel(workers, at, n, fn)                chunk-aligned split (§2)
 //	Stream.Rand() *Rand: Uint64, Float64, IntN, Choice, Perm   sequential draws (§5)
@@ -145,6 +146,10 @@
 // (float64, product rounded before the add), then rounded once to dt as in
 // §3. v lies in [lo, hi] (hi only by rounding of the product); the stored
 // value in [RNE(lo), RNE(hi)].
+//
+// Words: element k of chunk c is word k+1 of the chunk generator itself
+// (the word Uniform reads), for callers that map raw bits through their
+// own tables (package suite's MXFP4 weight codes).
 //
 // Ints(lo, hi), n = hi - lo <= 2**32: elements of a chunk are drawn in
 // order k = 0, 1, ..., each by Lemire's method on successive words of the

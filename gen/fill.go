@@ -249,6 +249,19 @@ func Uniform[E Elem](s Stream, dst []E, at int64, dt DType, lo, hi float64) {
 	})
 }
 
+// Words fills dst with raw 64-bit words, element at+i being word k+1 of
+// its chunk's generator (k its position in the chunk): the word Uniform
+// maps to [0, 1), for callers with their own mapping of the bits. It
+// panics if at < 0.
+func Words(s Stream, dst []uint64, at int64) {
+	chunkSpan(at, len(dst), func(c uint64, skip, off, cnt int) {
+		g := wyrand{s: s.chunkState(c) + uint64(skip)*wyInc}
+		for i := range dst[off : off+cnt] {
+			dst[off+i] = g.next64()
+		}
+	})
+}
+
 // Ints fills dst with uniform integers in [lo, hi) (Lemire's unbiased
 // multiply-and-reject on 64-bit words, sequential within a chunk). It
 // panics unless lo < hi, both within int32 range (hi <= 2**31), and at >= 0.

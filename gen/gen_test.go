@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -447,4 +448,27 @@ func FuzzHalfRounding(f *testing.F) {
 			t.Fatalf("bf16(%v) = %#04x, npy %#04x", x, g, w)
 		}
 	})
+}
+
+// TestWordsAreUniformsWords: Words is the word Uniform reads (its top 53
+// bits are Uniform's u), the low bits those of the documented generator
+// step, at any offset.
+func TestWordsAreUniformsWords(t *testing.T) {
+	s := NewStream(9, "w", "codes")
+	const n = 3*ChunkElems + 17
+	w := make([]uint64, n)
+	Words(s, w, 5)
+	u := make([]float64, n)
+	Uniform(s, u, 5, F64, 0, 1)
+	for i, v := range w {
+		if got := float64(v>>11) * 0x1p-53; got != u[i] {
+			t.Fatalf("word %d: top bits %v, Uniform %v", i, got, u[i])
+		}
+		idx := uint64(5 + i)
+		st := s.chunkState(idx/ChunkElems) + (idx%ChunkElems+1)*wyInc
+		hi, lo := bits.Mul64(st, st^wyXor)
+		if v != hi^lo {
+			t.Fatalf("word %d = %#x, want %#x", i, v, hi^lo)
+		}
+	}
 }

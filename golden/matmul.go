@@ -1,5 +1,7 @@
 package golden
 
+import "math"
+
 // matmulColBlock is the number of output columns one work unit computes.
 const matmulColBlock = 256
 
@@ -15,8 +17,8 @@ func Matmul(dst []float64, a, b []float32, m, k, n int, bNK bool) {
 	if m == 0 || n == 0 {
 		return
 	}
-	if hasMatmulTile && m >= 4 && n >= 16 && k > 0 {
-		matmulPanels(dst, a, b, m, k, n, bNK)
+	if useTiles(m, k, n) {
+		matmulPanels(dst, nil, a, m, k, n, packF32(b, k, n, bNK))
 		return
 	}
 	forMatmulUnits(m, n, func(scratch *[]float64, i0, rows, j0, j1 int) {
@@ -27,6 +29,10 @@ func Matmul(dst []float64, a, b []float32, m, k, n int, bNK bool) {
 		}
 	})
 }
+
+// useTiles reports whether an m x k x n product takes the vector tiles:
+// at fewer than 4 rows, packing B costs more than the tiles save.
+func useTiles(m, k, n int) bool { return hasMatmulTile && m >= 4 && n >= 16 && k > 0 }
 
 // forMatmulUnits runs body over the independent units of an m x n product
 // (two rows by matmulColBlock columns) in parallel; scratch is the calling
@@ -169,26 +175,59 @@ func matmulNK[A float32 | float64](dst []float64, a []A, b []float32, scratch []
 }
 
 // matmulPanels is Matmul with the vector tile kernel: B is packed 16
-// columns at a time into a float64 panel [k][16] (from either layout),
-// then every 4 rows of A (converted to float64) meet the panel in
-// matmulTile4x16, each output a sequential float64 sum in p order, as in
-// the scalar kernels (same bits: TestMatmulTileMatchesScalar). Rows and
-// columns left over by the tiling use the same sums in Go.
-func matmulPanels(dst []float64, a, b []float32, m, k, n int, bNK bool) {
+// columns at a time into a float64 panel [k][16] (pack fills columns
+// j0..j0+cols-1 of a zeroed panel: from float32 B in either layout,
+// packF32, or straight from MXFP4 codes, packMXFP4), then every 4 rows of
+// A (converted to float64 once) meet the panel in matmulTile4x16, each
+// output a sequential float64 sum in p order, as in the scalar kernels
+// (same bits: TestMatmulTileMatchesScalar). Rows and columns left over by
+// the tiling take one tile over zero padding. a may hold float64 values
+// (MXFP4MoE's activations), as in matmulNK: the tile's products are then
+// float64(a*b) rounded once, as in the scalar chains. With s non-nil it
+// also writes s = |A| @ |B| (the bound S of the MXFP4 GEMMs) from the
+// same panels, their signs cleared in place after dst's tiles:
+// |float64(a*b)| = float64(|a|*|b|), so s has the bits of a second Matmul
+// over the magnitudes, without packing B twice.
+func matmulPanels[A float32 | float64](dst, s []float64, a []A, m, k, n int, pack func(panel []float64, j0, cols int)) {
 	panels := (n + 15) / 16
 	workers := numWorkers(panels)
-	type scratch struct{ panel, rows []float64 }
+	type scratch struct {
+		panel, rows []float64
+		tile        [4 * 16]float64
+	}
 	ws := make([]scratch, workers)
+	a64 := float64Rows(a) // converted once, not once per panel
+	var abs64 []float64
+	if s != nil {
+		abs64 = make([]float64, len(a64))
+		for i, v := range a64 {
+			abs64[i] = math.Abs(v)
+		}
+	}
 	parallelFor(workers, panels, func(w, u int) {
-		s := &ws[w]
-		if s.panel == nil {
-			s.panel = make([]float64, 16*k)
-			s.rows = make([]float64, 4*k)
+		sc := &ws[w]
+		if sc.panel == nil {
+			sc.panel = make([]float64, 16*k)
+			sc.rows = make([]float64, 4*k)
 		}
 		j0 := 16 * u
 		cols := min(16, n-j0)
-		panel := s.panel
+		panel := sc.panel
 		clear(panel)
+		pack(panel, j0, cols)
+		panelTiles(dst, a64, panel, sc.rows, &sc.tile, m, k, n, j0, cols)
+		if s != nil {
+			for i, v := range panel {
+				panel[i] = math.Abs(v)
+			}
+			panelTiles(s, abs64, panel, sc.rows, &sc.tile, m, k, n, j0, cols)
+		}
+	})
+}
+
+// packF32 packs float32 B ([k, n], or [n, k] when bNK) for matmulPanels.
+func packF32(b []float32, k, n int, bNK bool) func(panel []float64, j0, cols int) {
+	return func(panel []float64, j0, cols int) {
 		for c := range cols {
 			if bNK {
 				for p, v := range b[(j0+c)*k : (j0+c+1)*k] {
@@ -200,27 +239,39 @@ func matmulPanels(dst []float64, a, b []float32, m, k, n int, bNK bool) {
 				}
 			}
 		}
-		i := 0
-		if cols == 16 {
-			for ; i+4 <= m; i += 4 {
-				for r := range 4 {
-					row := s.rows[r*k : (r+1)*k]
-					for p, v := range a[(i+r)*k : (i+r+1)*k] {
-						row[p] = float64(v)
-					}
-				}
-				tile4x16(dst[i*n+j0:], n, s.rows, k, panel, k)
-			}
+	}
+}
+
+// panelTiles computes dst's columns j0..j0+cols-1 from one packed panel:
+// 4-row tiles in place, then the rows they leave (and a narrow panel's
+// rows) as one more tile over zero-padded rows into scratch (each lane's
+// sum is its own, so the padding changes no kept bit), copied out.
+func panelTiles(dst, a64, panel, rowBuf []float64, tile *[4 * 16]float64, m, k, n, j0, cols int) {
+	i := 0
+	if cols == 16 {
+		for ; i+4 <= m; i += 4 {
+			tile4x16(dst[i*n+j0:], n, a64[i*k:], k, panel, k)
 		}
-		for ; i < m; i++ { // rows (or a last narrow panel) the tiles leave
-			ar := a[i*k : (i+1)*k]
-			for c := range cols {
-				var sum float64
-				for p, x := range ar {
-					sum += float64(float64(x) * panel[p*16+c])
-				}
-				dst[i*n+j0+c] = sum
-			}
+	}
+	for ; i < m; i += 4 {
+		rows := min(4, m-i)
+		copy(rowBuf, a64[i*k:(i+rows)*k])
+		clear(rowBuf[rows*k:])
+		tile4x16(tile[:], 16, rowBuf, k, panel, k)
+		for r := range rows {
+			copy(dst[(i+r)*n+j0:(i+r)*n+j0+cols], tile[r*16:r*16+cols])
 		}
-	})
+	}
+}
+
+// float64Rows is a as float64 values (a itself when it holds float64).
+func float64Rows[A float32 | float64](a []A) []float64 {
+	if a64, ok := any(a).([]float64); ok {
+		return a64
+	}
+	a64 := make([]float64, len(a))
+	for i, v := range a {
+		a64[i] = float64(v)
+	}
+	return a64
 }

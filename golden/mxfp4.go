@@ -343,6 +343,37 @@ var mxDecodeF32 = func() (t [256][16]uint32) {
 	return
 }()
 
+// mxDecodeF64 is mxDecodeF32 widened to float64 (the values matmulPanels
+// packs from MXFP4 codes: those Matmul reads from MXFP4Dequantize's output).
+var mxDecodeF64 = func() (t [256][16]float64) {
+	for b := range t {
+		for c := range t[b] {
+			t[b][c] = float64(math.Float32frombits(mxDecodeF32[b][c]))
+		}
+	}
+	return
+}()
+
+// packMXFP4 packs W [n, k] in MXFP4 (codes [n, k/2], scales [n, k/32])
+// for matmulPanels: the panel gets the float64 of each dequantized value,
+// with no float32 W in between.
+func packMXFP4(codes, scales []uint8, k int) func(panel []float64, j0, cols int) {
+	return func(panel []float64, j0, cols int) {
+		for c := range cols {
+			j := j0 + c
+			cr := codes[j*k/2 : (j+1)*k/2]
+			for blk, b := range scales[j*k/MXBlock : (j+1)*k/MXBlock] {
+				lut := &mxDecodeF64[b]
+				out := panel[blk*MXBlock*16 : (blk+1)*MXBlock*16]
+				for i, q := range cr[blk*MXBlock/2 : (blk+1)*MXBlock/2] {
+					out[2*i*16+c] = lut[q&15]
+					out[(2*i+1)*16+c] = lut[q>>4]
+				}
+			}
+		}
+	}
+}
+
 func mxValueBits(b, c uint8) uint32 {
 	if b == 255 {
 		return 0x7fc00000
@@ -373,8 +404,9 @@ func MXFP4Dequantize(dst []float32, codes, scales []uint8, rows, k int) error {
 	db := f32Bits(dst)
 	dequantizeBlocks(len(scales), func(blk int) {
 		lut := &mxDecodeF32[scales[blk]]
-		out := db[blk*MXBlock : (blk+1)*MXBlock]
-		for i, p := range codes[blk*MXBlock/2 : (blk+1)*MXBlock/2] {
+		// Fixed-size views: the loop runs without bounds checks.
+		out := (*[MXBlock]uint32)(db[blk*MXBlock:])
+		for i, p := range (*[MXBlock / 2]uint8)(codes[blk*MXBlock/2:]) {
 			out[2*i] = lut[p&15]
 			out[2*i+1] = lut[p>>4]
 		}
@@ -396,8 +428,8 @@ func MXFP4DequantizeBF16(dst []uint16, codes, scales []uint8, rows, k int) error
 	checkMXLens(codes, scales, rows, k)
 	dequantizeBlocks(len(scales), func(blk int) {
 		lut := &mxDecodeF32[scales[blk]]
-		out := dst[blk*MXBlock : (blk+1)*MXBlock]
-		for i, p := range codes[blk*MXBlock/2 : (blk+1)*MXBlock/2] {
+		out := (*[MXBlock]uint16)(dst[blk*MXBlock:])
+		for i, p := range (*[MXBlock / 2]uint8)(codes[blk*MXBlock/2:]) {
 			out[2*i] = uint16(lut[p&15] >> 16)
 			out[2*i+1] = uint16(lut[p>>4] >> 16)
 		}

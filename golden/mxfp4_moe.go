@@ -253,11 +253,17 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 	}
 	w1c := w.W1Codes[e*2*in*hd/2 : (e+1)*2*in*hd/2]
 	w1s := w.W1Scales[e*2*in*hd/MXBlock : (e+1)*2*in*hd/MXBlock]
-	if err := MXFP4Dequantize(w1f, w1c, w1s, 2*in, hd); err != nil {
-		return err
-	}
 	h := make([]float64, nt*2*in)
-	Matmul(h, xg, w1f, nt, hd, 2*in, true)
+	// On the vector tiles W1 and W2 are decoded straight into the GEMM's
+	// panels (gemmDecoded's sums); elsewhere dequantized, then multiplied.
+	if useTiles(nt, hd, 2*in) {
+		matmulPanels(h, nil, xg, nt, hd, 2*in, packMXFP4(w1c, w1s, hd))
+	} else {
+		if err := MXFP4Dequantize(w1f, w1c, w1s, 2*in, hd); err != nil {
+			return err
+		}
+		Matmul(h, xg, w1f, nt, hd, 2*in, true)
+	}
 	a := make([]float64, nt*in)
 	b1 := w.B1[e*2*in : (e+1)*2*in]
 	for r := range nt {
@@ -268,11 +274,19 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 	}
 	w2c := w.W2Codes[e*hd*in/2 : (e+1)*hd*in/2]
 	w2s := w.W2Scales[e*hd*in/MXBlock : (e+1)*hd*in/MXBlock]
-	if err := MXFP4Dequantize(w2f, w2c, w2s, hd, in); err != nil {
-		return err
-	}
 	o := make([]float64, nt*hd)
-	matmulF64NK(o, a, w2f, nt, in, hd)
+	var so []float64
+	if useTiles(nt, in, hd) {
+		if sbuf != nil {
+			so = make([]float64, nt*hd) // |a| @ |W2|^T from the same panels
+		}
+		matmulPanels(o, so, a, nt, in, hd, packMXFP4(w2c, w2s, in))
+	} else {
+		if err := MXFP4Dequantize(w2f, w2c, w2s, hd, in); err != nil {
+			return err
+		}
+		matmulF64NK(o, a, w2f, nt, in, hd)
+	}
 	b2 := w.B2[e*hd : (e+1)*hd]
 	for r, i := range rs {
 		dst := obuf[(i-r0)*hd : (i-r0+1)*hd]
@@ -283,17 +297,20 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 	if sbuf == nil {
 		return nil
 	}
-	for i, v := range a {
-		a[i] = math.Abs(v)
+	if so == nil {
+		for i, v := range a {
+			a[i] = math.Abs(v)
+		}
+		wb := f32Bits(w2f)
+		for i := range wb {
+			wb[i] &= 0x7fffffff
+		}
+		so = o
+		matmulF64NK(so, a, w2f, nt, in, hd)
 	}
-	wb := f32Bits(w2f)
-	for i := range wb {
-		wb[i] &= 0x7fffffff
-	}
-	matmulF64NK(o, a, w2f, nt, in, hd)
 	for r, i := range rs {
 		dst := sbuf[(i-r0)*hd : (i-r0+1)*hd]
-		for c, v := range o[r*hd : (r+1)*hd] {
+		for c, v := range so[r*hd : (r+1)*hd] {
 			dst[c] = v + math.Abs(npy.BF16ToF64(b2[c]))
 		}
 	}
@@ -302,7 +319,8 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 
 // matmulF64NK is dst [m, n] = a [m, k] (float64) @ b^T, b [n, k] float32:
 // each element the float64 sum over ascending p of float64(a[i,p]*b[j,p]),
-// by Matmul's NK kernel over the same row-pair x column-block units.
+// by Matmul's NK kernel over the same row-pair x column-block units (the
+// scalar path; on the vector tiles moeExpert packs W2 from its codes).
 func matmulF64NK(dst, a []float64, b []float32, m, k, n int) {
 	forMatmulUnits(m, n, func(scratch *[]float64, i0, rows, j0, j1 int) {
 		matmulNK(dst, a, b, nkScratch(scratch, k), i0, rows, j0, j1, k, n)

@@ -1004,22 +1004,42 @@ func BenchmarkMXFP4GEMM(b *testing.B) {
 			name = "y"
 		}
 		b.Run(name, func(b *testing.B) {
-			b.SetBytes(int64(2*m*k + n*k/2 + n*k/32))
-			b.ReportAllocs()
 			ss := s
 			if !withS {
 				ss = nil
 			}
-			cpu0 := cpuSeconds()
-			for b.Loop() {
-				if err := golden.MXFP4GEMM(y, ss, x, codes, scales, m, n, k); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(2*float64(m*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			if c := cpuSeconds() - cpu0; c > 0 {
-				b.ReportMetric(2*float64(m*k*n)*float64(b.N)/c/1e9, "GFLOP/cpu-s")
-			}
+			benchMXGEMM(b, y, ss, x, codes, scales, m, n, k)
+		})
+	}
+}
+
+// benchMXGEMM times MXFP4GEMM, reporting y's 2*m*n*k FLOPs per wall and
+// per CPU second.
+func benchMXGEMM(b *testing.B, y, s []float64, x []uint16, codes, scales []uint8, m, n, k int) {
+	b.SetBytes(int64(2*m*k + n*k/2 + n*k/32))
+	b.ReportAllocs()
+	cpu0 := cpuSeconds()
+	for b.Loop() {
+		if err := golden.MXFP4GEMM(y, s, x, codes, scales, m, n, k); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(2*float64(m*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if c := cpuSeconds() - cpu0; c > 0 {
+		b.ReportMetric(2*float64(m*k*n)*float64(b.N)/c/1e9, "GFLOP/cpu-s")
+	}
+}
+
+// BenchmarkMXFP4GEMMSmallM is the suite's GEMM shape (gpt-oss W, N = K =
+// 2880) at the small M of its cases and of MoE experts' token groups, y
+// and S (GFLOP counts y's 2*m*n*k; S doubles the arithmetic).
+func BenchmarkMXFP4GEMMSmallM(b *testing.B) {
+	const k, n = 2880, 2880
+	r := rand.New(rand.NewPCG(5, 6))
+	codes, scales := quantizedWeights(b, r, n, k, 1/math.Sqrt(k))
+	for _, m := range []int{1, 6, 64} {
+		b.Run(fmt.Sprintf("m%d", m), func(b *testing.B) {
+			benchMXGEMM(b, make([]float64, m*n), make([]float64, m*n), randBF16(r, m*k, 1), codes, scales, m, n, k)
 		})
 	}
 }
@@ -1068,6 +1088,35 @@ func BenchmarkMXFP4MoE(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(d.T*b.N)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// BenchmarkMXFP4MoEExpert is one gpt-oss expert (Hd = I = 2880) on nt
+// tokens with its bound S, as package suite runs it (the skewed cases
+// give most experts 1-3 tokens).
+func BenchmarkMXFP4MoEExpert(b *testing.B) {
+	const hd, in = 2880, 2880
+	r := rand.New(rand.NewPCG(7, 8))
+	w1c, w1s := quantizedWeights(b, r, 2*in, hd, 1/math.Sqrt(hd))
+	w2c, w2s := quantizedWeights(b, r, hd, in, 1/math.Sqrt(in))
+	b1, b2 := randBF16(r, 2*in, 0.1), randBF16(r, hd, 0.1)
+	for _, nt := range []int{1, 8} {
+		b.Run(fmt.Sprintf("t%d", nt), func(b *testing.B) {
+			x := randBF16(r, nt*hd, 1)
+			o, s := make([]float64, nt*hd), make([]float64, nt*hd)
+			var sc golden.MoEScratch
+			b.SetBytes(int64(len(w1c) + len(w1s) + len(w2c) + len(w2s)))
+			b.ReportAllocs()
+			cpu0 := cpuSeconds()
+			for b.Loop() {
+				if err := golden.MXFP4MoEExpert(o, s, x, nt, w1c, w1s, b1, w2c, w2s, b2, hd, in, &sc); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if c := cpuSeconds() - cpu0; c > 0 {
+				b.ReportMetric(2*float64(nt*3*in*hd)*float64(b.N)/c/1e9, "GFLOP/cpu-s")
+			}
+		})
+	}
 }
 
 func ExampleMXFP4FoldGroup() {

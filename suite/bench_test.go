@@ -3,7 +3,11 @@ package suite
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"testing"
+
+	"github.com/goldset/goldset/gen"
+	"github.com/goldset/goldset/golden"
 
 	"github.com/goldset/goldset/manifests"
 )
@@ -35,5 +39,18 @@ func BenchmarkBuild(b *testing.B) {
 			}
 			b.SetBytes(bytes)
 		})
+	}
+}
+
+// BenchmarkDrawMXWeights: one gpt-oss W1 expert [5760, 2880] drawn as
+// MXFP4 codes and scale bytes (bytes: the codes and scales written).
+func BenchmarkDrawMXWeights(b *testing.B) {
+	const rows, k = 5760, 2880
+	codes, scales := make([]byte, rows*k/2), make([]byte, rows*k/golden.MXBlock)
+	cs, ss := gen.NewStream(1, "b", "w_codes"), gen.NewStream(1, "b", "w_scales")
+	b.SetBytes(int64(len(codes) + len(scales)))
+	b.ReportAllocs()
+	for b.Loop() {
+		drawMXWeights(cs, ss, codes, scales, 0, golden.ScaleRceil, 1/math.Sqrt(k))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goldset/goldset/gen"
 	"github.com/goldset/goldset/golden"
 	"github.com/goldset/goldset/manifests"
 )
@@ -213,4 +214,72 @@ func TestMXStrictWithoutRecordedTolerance(t *testing.T) {
 		return
 	}
 	t.Fatal("no neg_zero_dropped control")
+}
+
+// TestMXWeightDraw: drawMXWeights gives, per scale mode, the code and
+// scale-byte frequencies of bf16 normals (std 2^-6) quantized by §9a,
+// within the tables' rounding and sampling noise; 1/64 of its blocks are
+// all zero; and a draw at a block offset is that slice of a larger draw.
+func TestMXWeightDraw(t *testing.T) {
+	const rows, k = 4096, 2048 // 2^18 blocks: sampling noise < 0.0012 on a frequency
+	nb := rows * k / golden.MXBlock
+	std := math.Ldexp(1, -6)
+	x := make([]uint16, rows*k)
+	gen.Normal(gen.NewStream(3, "draw", "x"), x, 0, gen.BF16, std)
+	cs, ss := gen.NewStream(3, "draw", "w_codes"), gen.NewStream(3, "draw", "w_scales")
+	freq := func(codes, scales []byte) (c [16]float64, s [256]float64, zero float64) {
+		for b := range nb {
+			blk := codes[16*b : 16*b+16]
+			z := true
+			for _, v := range blk {
+				z = z && v&0x77 == 0
+			}
+			if z {
+				zero++
+				continue
+			}
+			for _, v := range blk {
+				c[v&15]++
+				c[v>>4]++
+			}
+			s[scales[b]]++
+		}
+		n := float64(nb) - zero
+		for i := range c {
+			c[i] /= 32 * n
+		}
+		for i := range s {
+			s[i] /= n
+		}
+		return c, s, zero / float64(nb)
+	}
+	for mode := golden.ScaleRceil; mode <= golden.ScaleEven; mode++ {
+		qc, qs := make([]byte, rows*k/2), make([]byte, nb)
+		if err := golden.MXFP4QuantizeBF16(qc, qs, x, rows, k, mode); err != nil {
+			t.Fatal(err)
+		}
+		dc, ds := make([]byte, rows*k/2), make([]byte, nb)
+		drawMXWeights(cs, ss, dc, ds, 0, mode, std)
+		wc, wsc, _ := freq(qc, qs)
+		gc, gsc, zero := freq(dc, ds)
+		for i := range wc {
+			if math.Abs(gc[i]-wc[i]) > 0.002 {
+				t.Errorf("%v: code %d drawn with frequency %.4f, quantized normals %.4f", mode, i, gc[i], wc[i])
+			}
+		}
+		for i := range wsc {
+			if math.Abs(gsc[i]-wsc[i]) > 0.005 {
+				t.Errorf("%v: scale byte %d drawn with frequency %.4f, quantized normals %.4f", mode, i, gsc[i], wsc[i])
+			}
+		}
+		if math.Abs(zero-1.0/64) > 0.002 {
+			t.Errorf("%v: %.4f of the blocks all zero, want 1/64", mode, zero)
+		}
+		const at = 1000
+		pc, ps := make([]byte, 16*(nb-at)), make([]byte, nb-at)
+		drawMXWeights(cs, ss, pc, ps, at, mode, std)
+		if string(pc) != string(dc[16*at:]) || string(ps) != string(ds[at:]) {
+			t.Errorf("%v: the draw at block %d is not the slice of the draw from 0", mode, at)
+		}
+	}
 }

@@ -56,14 +56,15 @@ type mxGEMMParams struct {
 	N    int    `json:"n"`
 	K    int    `json:"k"`
 	Mode string `json:"mode"` // scale mode of W (and of x for a4w4): rceil (default)
-	// ScaleX, ScaleW: std of the bf16 activations and of the bf16 weights
-	// W is quantized from (defaults 1 and 1/sqrt(K)).
+	// ScaleX: std of the bf16 activations (default 1); ScaleW: the std
+	// whose nearest power of two places W's drawn scale bytes (default
+	// 1/sqrt(K); drawMXWeights).
 	ScaleX float64 `json:"scale_x"`
 	ScaleW float64 `json:"scale_w"`
 }
 
-// mxWeightChunk is how many rows of W are generated, quantized and
-// multiplied at once, so memory stays bounded for large N.
+// mxWeightChunk is how many rows of W are drawn and multiplied at once,
+// so memory stays bounded for large N.
 const mxWeightChunk = 1024
 
 func planMXGEMM(v gemmVariant) func(json.RawMessage) (*casePlan, error) {
@@ -82,7 +83,7 @@ func planMXGEMM(v gemmVariant) func(json.RawMessage) (*casePlan, error) {
 			p.ScaleW = 1 / math.Sqrt(float64(p.K))
 		}
 		for _, e := range []error{checkRange("m", p.M, 1, maxDim), checkRange("n", p.N, 1, maxDim), checkRange("k", p.K, 32, maxDim), checkMXK(p.K),
-			finitePositive("scale_x", p.ScaleX), finitePositive("scale_w", p.ScaleW)} {
+			finitePositive("scale_x", p.ScaleX), finitePositive("scale_w", p.ScaleW), checkMXWeightStd("scale_w", p.ScaleW)} {
 			if e != nil {
 				return nil, e
 			}
@@ -181,15 +182,12 @@ func buildMXGEMM(c *caseCtx, p mxGEMMParams, v gemmVariant) error {
 	cw := min(n, mxWeightChunk)
 	py, ps := make([]float64, m*cw), make([]float64, m*cw)
 	codes, scales := make([]byte, cw*k/2), make([]byte, cw*k/golden.MXBlock)
-	sw := c.stream("w")
+	cs, ss := c.stream("w_codes"), c.stream("w_scales")
 	for j0 := 0; j0 < n; j0 += cw {
 		j1 := min(n, j0+cw)
 		w := j1 - j0
-		wt := normalValues(sw, "bfloat16", w*k, int64(j0)*int64(k), p.ScaleW, false)
 		cc, sc := codes[:w*k/2], scales[:w*k/golden.MXBlock]
-		if err := golden.MXFP4QuantizeBF16(cc, sc, wt.bits, w, k, mode); err != nil {
-			return err
-		}
+		drawMXWeights(cs, ss, cc, sc, int64(j0)*int64(k/golden.MXBlock), mode, p.ScaleW)
 		if err := wc.bytes(cc); err != nil {
 			return err
 		}
@@ -336,9 +334,9 @@ type mxMoEParams struct {
 	// RouterSkew: Zipf exponent s; expert e's logits get -s*ln(e+1) added,
 	// so expert 0 is the hottest (0: uniform routing).
 	RouterSkew float64 `json:"router_skew"`
-	// Std of the router logits (default 1), of x (1), of the bf16 weights
-	// W1 and W2 are quantized from (1/sqrt(Hd), 1/sqrt(I)) and of the
-	// biases (default 0.1).
+	// Std of the router logits (default 1), of x (1) and of the biases
+	// (0.1); ScaleW1 and ScaleW2 place W1's and W2's drawn scale bytes as
+	// mxfp4_gemm's scale_w does (1/sqrt(Hd), 1/sqrt(I)).
 	RouterStd float64 `json:"router_std"`
 	ScaleX    float64 `json:"scale_x"`
 	ScaleW1   float64 `json:"scale_w1"`
@@ -371,7 +369,8 @@ func planMXMoE(raw json.RawMessage) (*casePlan, error) {
 	for _, e := range []error{checkRange("t", p.T, 1, maxDim), checkRange("hd", p.Hd, 32, 1<<16), checkRange("i", p.I, 32, 1<<16),
 		checkMXK(p.Hd), checkMXK(p.I), checkRange("e", p.E, 1, 1<<12), checkRange("topk", p.TopK, 1, p.E),
 		finitePositive("router_std", p.RouterStd), finitePositive("scale_x", p.ScaleX), finitePositive("scale_w1", p.ScaleW1),
-		finitePositive("scale_w2", p.ScaleW2), finitePositive("bias_std", p.BiasStd)} {
+		finitePositive("scale_w2", p.ScaleW2), finitePositive("bias_std", p.BiasStd),
+		checkMXWeightStd("scale_w1", p.ScaleW1), checkMXWeightStd("scale_w2", p.ScaleW2)} {
 		if e != nil {
 			return nil, e
 		}
@@ -613,29 +612,23 @@ func buildMXMoE(c *caseCtx, p mxMoEParams) error {
 // moeGen draws experts' weights into buffers reused from one expert to
 // the next (each is emitted and applied before the next is drawn).
 type moeGen struct {
-	bits []uint16
-	w    moeExpertWeights
+	w moeExpertWeights
 }
 
-// expert draws expert e's weights: W1 [2I, Hd] and W2 [Hd, I] as bf16
-// normals at their offsets in the "w1" / "w2" streams, quantized by §9a,
-// and the bf16 biases.
+// expert draws expert e's weights: W1 [2I, Hd] and W2 [Hd, I] as MXFP4
+// blocks (drawMXWeights) at the expert's block offsets in the
+// "w1_codes" / "w1_scales" and "w2_codes" / "w2_scales" streams, and the
+// bf16 biases.
 func (g *moeGen) expert(c *caseCtx, p mxMoEParams, e int, mode golden.ScaleMode) moeExpertWeights {
 	hd, in := p.Hd, p.I
 	n1, n2 := 2*in*hd, hd*in
-	if len(g.bits) != n1 {
-		g.bits = make([]uint16, n1)
+	if len(g.w.w1c) != n1/2 {
 		g.w = moeExpertWeights{w1c: make([]byte, n1/2), w1s: make([]byte, n1/golden.MXBlock), w2c: make([]byte, n2/2), w2s: make([]byte, n2/golden.MXBlock),
 			b1: make([]uint16, 2*in), b2: make([]uint16, hd)}
 	}
 	w := g.w
-	draw := func(s gen.Stream, bits []uint16, at int64, scale float64) {
-		gen.Parallel(0, at, len(bits), func(lo, hi int) { gen.Normal(s, bits[lo:hi], at+int64(lo), gen.BF16, scale) })
-	}
-	draw(c.stream("w1"), g.bits, int64(e)*int64(n1), p.ScaleW1)
-	golden.MXFP4QuantizeBF16(w.w1c, w.w1s, g.bits, 2*in, hd, mode) // finite normals: no error
-	draw(c.stream("w2"), g.bits[:n2], int64(e)*int64(n2), p.ScaleW2)
-	golden.MXFP4QuantizeBF16(w.w2c, w.w2s, g.bits[:n2], hd, in, mode)
+	drawMXWeights(c.stream("w1_codes"), c.stream("w1_scales"), w.w1c, w.w1s, int64(e)*int64(n1/golden.MXBlock), mode, p.ScaleW1)
+	drawMXWeights(c.stream("w2_codes"), c.stream("w2_scales"), w.w2c, w.w2s, int64(e)*int64(n2/golden.MXBlock), mode, p.ScaleW2)
 	gen.Normal(c.stream("b1"), w.b1, int64(e)*int64(2*in), gen.BF16, p.BiasStd)
 	gen.Normal(c.stream("b2"), w.b2, int64(e)*int64(hd), gen.BF16, p.BiasStd)
 	return w
