@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/goldset/goldset/internal/safefile"
 	"github.com/goldset/goldset/npy"
@@ -46,17 +47,20 @@ var ErrCandidate = errors.New("candidate does not match the golden")
 
 // CheckCandidateDType accepts any float encoding for a float golden (<u2
 // only as bfloat16 bits for a bfloat16 golden) and any integer encoding
-// (<i4, <i8, <u2, |u1) for an integer golden: index outputs come as int64
-// from torch.topk and as int32 from most kernels.
+// (|i1, <i2, <i4, <i8, |u1, <u2, <u4, <u8) for an integer golden: index
+// outputs come as int64 from torch.topk, as int32 from most kernels, and
+// as whatever narrower or unsigned type a kernel keeps them in. Whether
+// each value fits the golden's dtype is checked as the data is read
+// (ReadCandidate).
 func CheckCandidateDType(d npy.DType, golden string) error {
-	switch golden {
-	case "int32", "int64", "uint8", "uint16":
+	if _, ok := intBounds[golden]; ok {
 		switch d {
-		case npy.Int32, npy.Int64, npy.Uint16, npy.Uint8:
+		case npy.Int8, npy.Int16, npy.Int32, npy.Int64, npy.Uint8, npy.Uint16, npy.Uint32, npy.Uint64:
 			return nil
 		}
-		return fmt.Errorf("%w: dtype %s for an %s output (want an integer: <i4, <i8, <u2 or |u1)", ErrCandidate, d, golden)
-	case "bfloat16":
+		return fmt.Errorf("%w: dtype %s for an %s output (want an integer: |i1, <i2, <i4, <i8, |u1, <u2, <u4 or <u8)", ErrCandidate, d, golden)
+	}
+	if golden == "bfloat16" {
 		if d == npy.Uint16 || d == npy.Float32 || d == npy.Float64 {
 			return nil
 		}
@@ -69,17 +73,47 @@ func CheckCandidateDType(d npy.DType, golden string) error {
 	return fmt.Errorf("%w: dtype %s for a %s output (want <f2, <f4 or <f8)", ErrCandidate, d, golden)
 }
 
-// decodeInto converts one chunk. int64 values beyond 2^53 round to the
-// nearest float64, which lies outside every int32 range, so a wrong index
-// stays wrong and exact comparisons stay exact.
-func decodeInto(dst []float64, d npy.DType, bf16 bool, data []byte) error {
-	if d == npy.Int64 {
+// intBounds are the values of each integer golden dtype: an integer
+// candidate's values must lie within its golden's (a uint32 4294967295 is
+// not an int32 -1, nor an int64 2^40 an int32 index).
+var intBounds = map[string][2]int64{
+	"int32":  {math.MinInt32, math.MaxInt32},
+	"int64":  {math.MinInt64, math.MaxInt64},
+	"uint8":  {0, math.MaxUint8},
+	"uint16": {0, math.MaxUint16},
+}
+
+// decodeInto converts one chunk. For an integer golden (bounds non-nil)
+// it returns the chunk position and text of the first value outside the
+// bounds, or -1; every value inside them is exact in float64 but int64
+// values beyond 2^53, which round to the nearest float64 and so stay
+// wrong where the golden is an index.
+func decodeInto(dst []float64, d npy.DType, bf16 bool, data []byte, bounds *[2]int64) (int, string, error) {
+	if d == npy.Int64 || d == npy.Uint64 {
 		for i := range dst {
-			dst[i] = float64(int64(binary.LittleEndian.Uint64(data[8*i:])))
+			u := binary.LittleEndian.Uint64(data[8*i:])
+			v := int64(u)
+			if d == npy.Uint64 && u > math.MaxInt64 || v < bounds[0] || v > bounds[1] {
+				if d == npy.Uint64 {
+					return i, strconv.FormatUint(u, 10), nil
+				}
+				return i, strconv.FormatInt(v, 10), nil
+			}
+			dst[i] = float64(v)
 		}
-		return nil
+		return -1, "", nil
 	}
-	return npy.DecodeFloat64(dst, d, bf16, data)
+	if err := npy.DecodeFloat64(dst, d, bf16, data); err != nil {
+		return -1, "", err
+	}
+	if bounds != nil {
+		for i, v := range dst {
+			if v < float64(bounds[0]) || v > float64(bounds[1]) {
+				return i, strconv.FormatFloat(v, 'f', -1, 64), nil
+			}
+		}
+	}
+	return -1, "", nil
 }
 
 // candidateChunk is how many data bytes ReadCandidate reads between
@@ -133,6 +167,10 @@ func ReadCandidate(ctx context.Context, path, golden string, shape []int64, prog
 		return nil, fmt.Errorf("compare: candidate %s: %w: %d elements do not fit in memory", path, ErrShape, n)
 	}
 	bf16 := golden == "bfloat16" && h.Descr == npy.Uint16
+	var bounds *[2]int64
+	if b, ok := intBounds[golden]; ok {
+		bounds = &b
+	}
 	dst := make([]float64, n)
 	buf := make([]byte, min(want, candidateChunk))
 	for done := int64(0); done < want; {
@@ -143,8 +181,13 @@ func ReadCandidate(ctx context.Context, path, golden string, shape []int64, prog
 		if _, err := io.ReadFull(f, buf[:k]); err != nil {
 			return nil, fmt.Errorf("compare: candidate %s: %w: %v (file changed while read?)", path, npy.ErrTruncated, err)
 		}
-		if err := decodeInto(dst[done/size:(done+k)/size], h.Descr, bf16, buf[:k]); err != nil {
+		bad, val, err := decodeInto(dst[done/size:(done+k)/size], h.Descr, bf16, buf[:k], bounds)
+		if err != nil {
 			return nil, fmt.Errorf("compare: candidate %s: %w", path, err)
+		}
+		if bad >= 0 {
+			return nil, fmt.Errorf("compare: candidate %s: %w: value %s (%s) at index %v does not fit the golden's %s",
+				path, ErrCandidate, val, h.Descr, unravel(done/size+int64(bad), h.Shape), golden)
 		}
 		done += k
 		if progress != nil {

@@ -3,48 +3,16 @@ package compare
 import (
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
+
+	"github.com/goldset/goldset/internal/jsonnum"
 )
 
 // Float is a float64 whose JSON form survives non-finite values: numbers
 // as usual, NaN and infinities as the strings "NaN", "+Inf", "-Inf"
-// (encoding/json refuses them as numbers).
-type Float float64
-
-// MarshalJSON implements json.Marshaler.
-func (f Float) MarshalJSON() ([]byte, error) {
-	x := float64(f)
-	switch {
-	case math.IsNaN(x):
-		return []byte(`"NaN"`), nil
-	case math.IsInf(x, 1):
-		return []byte(`"+Inf"`), nil
-	case math.IsInf(x, -1):
-		return []byte(`"-Inf"`), nil
-	}
-	return strconv.AppendFloat(nil, x, 'g', -1, 64), nil
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (f *Float) UnmarshalJSON(b []byte) error {
-	switch s := string(b); s {
-	case `"NaN"`:
-		*f = Float(math.NaN())
-	case `"+Inf"`, `"Inf"`:
-		*f = Float(math.Inf(1))
-	case `"-Inf"`:
-		*f = Float(math.Inf(-1))
-	default:
-		x, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return fmt.Errorf("compare: Float: %q is not a number", s)
-		}
-		*f = Float(x)
-	}
-	return nil
-}
+// (internal/jsonnum, the one form of every goldset --json report).
+type Float = jsonnum.Float
 
 // Check is one rule of a tolerance, evaluated.
 type Check struct {

@@ -4,11 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"sync"
 
+	"github.com/goldset/goldset/internal/jsonnum"
 	"github.com/goldset/goldset/manifests"
 )
 
@@ -140,43 +139,9 @@ type Values struct {
 }
 
 // Number is a float64 that marshals +-Inf and NaN as the JSON strings
-// "+Inf", "-Inf" and "NaN" (JSON numbers cannot hold them).
-type Number float64
-
-// MarshalJSON implements json.Marshaler.
-func (x Number) MarshalJSON() ([]byte, error) {
-	f := float64(x)
-	switch {
-	case math.IsNaN(f):
-		return []byte(`"NaN"`), nil
-	case math.IsInf(f, 1):
-		return []byte(`"+Inf"`), nil
-	case math.IsInf(f, -1):
-		return []byte(`"-Inf"`), nil
-	}
-	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (x *Number) UnmarshalJSON(b []byte) error {
-	switch string(b) {
-	case `"NaN"`:
-		*x = Number(math.NaN())
-		return nil
-	case `"+Inf"`:
-		*x = Number(math.Inf(1))
-		return nil
-	case `"-Inf"`:
-		*x = Number(math.Inf(-1))
-		return nil
-	}
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
-		return fmt.Errorf("diff: number: %w", err)
-	}
-	*x = Number(f)
-	return nil
-}
+// "+Inf", "-Inf" and "NaN" (JSON numbers cannot hold them): compare's
+// Float, internal/jsonnum.
+type Number = jsonnum.Float
 
 // Identical reports whether the bundles have no difference at all.
 func (r *Report) Identical() bool {

@@ -554,6 +554,11 @@ func TestNumberJSON(t *testing.T) {
 			t.Errorf("%v -> %s -> %v", x, b, y)
 		}
 	}
+	// compare's reports read "Inf" as +Inf; diff's must read the same forms.
+	var y diff.Number
+	if err := json.Unmarshal([]byte(`"Inf"`), &y); err != nil || !math.IsInf(float64(y), 1) {
+		t.Errorf(`"Inf": %v, %v`, y, err)
+	}
 }
 
 // richReport diffs two bundles that differ in every way the text shows.

@@ -167,11 +167,11 @@ func DecodeUint16s(dst []uint16, src []byte) {
 
 // DecodeFloat64 converts .npy data of dtype d into float64 values, exactly:
 // float16, float32, float64, and with bf16 set, bfloat16 bits stored as
-// Uint16. Integer dtypes whose values float64 holds exactly (Int32, Uint16
-// without bf16, Uint8, and Bool as 0 or 1) are converted too. NaN payloads survive.
-// len(data) must be len(dst)*d.ItemSize() (a programmer error otherwise:
-// panic). Int64, or bf16 with a dtype other than Uint16, wrap
-// ErrUnsupportedDType.
+// Uint16. Integer dtypes whose values float64 holds exactly (Int8, Int16,
+// Int32, Uint16 without bf16, Uint32, Uint8, and Bool as 0 or 1) are
+// converted too. NaN payloads survive. len(data) must be
+// len(dst)*d.ItemSize() (a programmer error otherwise: panic). Int64,
+// Uint64, or bf16 with a dtype other than Uint16, wrap ErrUnsupportedDType.
 func DecodeFloat64(dst []float64, d DType, bf16 bool, data []byte) error {
 	size := d.ItemSize()
 	switch {
@@ -179,7 +179,7 @@ func DecodeFloat64(dst []float64, d DType, bf16 bool, data []byte) error {
 		return fmt.Errorf("npy: decode: %w %q", ErrUnsupportedDType, d)
 	case bf16 && d != Uint16:
 		return fmt.Errorf("npy: decode: %w: bfloat16 is stored as %s, not %s", ErrUnsupportedDType, Uint16, d)
-	case d == Int64:
+	case d == Int64 || d == Uint64:
 		return fmt.Errorf("npy: decode: %w: %s does not convert exactly to float64", ErrUnsupportedDType, d)
 	}
 	if len(data) != len(dst)*size {
@@ -208,6 +208,18 @@ func DecodeFloat64(dst []float64, d DType, bf16 bool, data []byte) error {
 	case d == Int32:
 		for i := range dst {
 			dst[i] = float64(int32(le.Uint32(data[4*i:])))
+		}
+	case d == Uint32:
+		for i := range dst {
+			dst[i] = float64(le.Uint32(data[4*i:]))
+		}
+	case d == Int16:
+		for i := range dst {
+			dst[i] = float64(int16(le.Uint16(data[2*i:])))
+		}
+	case d == Int8:
+		for i, b := range data {
+			dst[i] = float64(int8(b))
 		}
 	case d == Uint8:
 		for i, b := range data {

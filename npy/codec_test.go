@@ -76,6 +76,9 @@ func TestDecodeFloat64(t *testing.T) {
 		{"int32", Int32, false, AppendInt32s(nil, []int32{-7, math.MaxInt32}), []float64{-7, math.MaxInt32}},
 		{"uint8", Uint8, false, []byte{0, 255}, []float64{0, 255}},
 		{"bool", Bool, false, []byte{0, 1, 2}, []float64{0, 1, 1}},
+		{"int8", Int8, false, []byte{0, 0x7f, 0x80, 0xff}, []float64{0, 127, -128, -1}},
+		{"int16", Int16, false, AppendUint16s(nil, []uint16{0x7fff, 0x8000, 0xffff}), []float64{32767, -32768, -1}},
+		{"uint32", Uint32, false, []byte{0xff, 0xff, 0xff, 0xff, 5, 0, 0, 0}, []float64{math.MaxUint32, 5}},
 	}
 	for _, tc := range tests {
 		got := make([]float64, len(tc.want))
@@ -91,7 +94,7 @@ func TestDecodeFloat64(t *testing.T) {
 	for _, tc := range []struct {
 		d    DType
 		bf16 bool
-	}{{Int64, false}, {Float32, true}, {"<c8", false}} {
+	}{{Int64, false}, {Uint64, false}, {Int16, true}, {Float32, true}, {"<c8", false}} {
 		if err := DecodeFloat64(nil, tc.d, tc.bf16, nil); !errors.Is(err, ErrUnsupportedDType) {
 			t.Errorf("DecodeFloat64(%s, bf16=%v): %v", tc.d, tc.bf16, err)
 		}

@@ -86,6 +86,10 @@
 //	Uint16   <u2    2     uint16; also bfloat16 bits, see below
 //	Uint8    |u1    1     uint8
 //	Bool     |b1    1     0 or 1 (any nonzero byte reads as true)
+//	Int8     |i1    1     int8    } read and written, never stored in a
+//	Int16    <i2    2     int16   } bundle: kernels' index outputs
+//	Uint32   <u4    4     uint32  } (torch int16/uint32/uint64, numpy
+//	Uint64   <u8    8     uint64  } int8) given to compare
 //
 // bfloat16 has no numpy dtype. It is stored as its raw bits with descr '<u2'
 // and the manifest records "dtype": "bfloat16"; numpy users read it with

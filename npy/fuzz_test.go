@@ -45,6 +45,11 @@ func addFixtureSeeds(f *testing.F) {
 	f.Add(rawFile(2, dict("<f4", "False", "(2,)"), make([]byte, 8)))
 	f.Add(rawFile(3, `{"shape": (1, 2,), "descr": "=f8", "fortran_order": False}`, make([]byte, 16)))
 	f.Add(rawFile(1, dict("<i8", "False", "(3L,)"), make([]byte, 24)))
+	// the candidate-only integer dtypes
+	f.Add(rawFile(1, dict("|i1", "False", "(3,)"), []byte{0, 0x80, 0xff}))
+	f.Add(rawFile(1, dict("<i2", "False", "(2,)"), []byte{0xff, 0xff, 0, 0x80}))
+	f.Add(rawFile(1, dict("<u4", "False", "(1,)"), []byte{0xff, 0xff, 0xff, 0xff}))
+	f.Add(rawFile(1, dict("<u8", "False", "(1, 1)"), []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}))
 	f.Add(rawFile(1, dict("<f4", "False", "(4294967296, 4294967296)"), nil))
 }
 

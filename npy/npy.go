@@ -22,6 +22,12 @@ const (
 	Uint16  DType = "<u2" // also carries bfloat16 bits, see doc.go
 	Uint8   DType = "|u1"
 	Bool    DType = "|b1"
+	// Read as candidates only (torch and numpy index outputs): no
+	// bundle tensor is stored in them.
+	Int8   DType = "|i1"
+	Int16  DType = "<i2"
+	Uint32 DType = "<u4"
+	Uint64 DType = "<u8"
 )
 
 // Limits.
@@ -53,13 +59,13 @@ var (
 // the canonical descriptors.
 func (d DType) ItemSize() int {
 	switch d {
-	case Float16, Uint16:
+	case Float16, Uint16, Int16:
 		return 2
-	case Float32, Int32:
+	case Float32, Int32, Uint32:
 		return 4
-	case Float64, Int64:
+	case Float64, Int64, Uint64:
 		return 8
-	case Uint8, Bool:
+	case Uint8, Bool, Int8:
 		return 1
 	}
 	return 0
@@ -77,15 +83,11 @@ func ParseDType(descr string) (DType, error) {
 	}
 	order, typ := descr[0], descr[1:]
 	switch typ {
-	case "u1":
+	case "u1", "i1", "b1":
 		if order == '<' || order == '>' || order == '=' || order == '|' {
-			return Uint8, nil
+			return DType("|" + typ), nil
 		}
-	case "b1":
-		if order == '<' || order == '>' || order == '=' || order == '|' {
-			return Bool, nil
-		}
-	case "f2", "f4", "f8", "i4", "i8", "u2":
+	case "f2", "f4", "f8", "i2", "i4", "i8", "u2", "u4", "u8":
 		switch order {
 		case '<', '=':
 			return DType("<" + typ), nil
@@ -95,7 +97,7 @@ func ParseDType(descr string) (DType, error) {
 			return "", fmt.Errorf("%w %q: byte order '|' is only meaningful for one-byte types", ErrUnsupportedDType, descr)
 		}
 	}
-	return "", fmt.Errorf("%w %q (supported: <f2 <f4 <f8 <i4 <i8 <u2 |u1 |b1)", ErrUnsupportedDType, descr)
+	return "", fmt.Errorf("%w %q (supported: <f2 <f4 <f8 |i1 <i2 <i4 <i8 |u1 <u2 <u4 <u8 |b1)", ErrUnsupportedDType, descr)
 }
 
 // Header describes an array.

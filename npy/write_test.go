@@ -214,7 +214,9 @@ func TestParseDType(t *testing.T) {
 		{"<f2", Float16, nil}, {"<f4", Float32, nil}, {"<f8", Float64, nil}, {"<i4", Int32, nil},
 		{"<i8", Int64, nil}, {"<u2", Uint16, nil}, {"|u1", Uint8, nil}, {"|b1", Bool, nil},
 		{"=f8", Float64, nil}, {">u1", Uint8, nil}, {"<b1", Bool, nil},
-		{">f2", "", ErrUnsupportedDType}, {"|i4", "", ErrUnsupportedDType}, {"<i2", "", ErrUnsupportedDType},
+		{"<i2", Int16, nil}, {"=i2", Int16, nil}, {"|i1", Int8, nil}, {"<i1", Int8, nil}, {"<u4", Uint32, nil}, {"<u8", Uint64, nil},
+		{">f2", "", ErrUnsupportedDType}, {"|i4", "", ErrUnsupportedDType}, {">i2", "", ErrUnsupportedDType}, {"|u8", "", ErrUnsupportedDType},
+		{"<i16", "", ErrUnsupportedDType}, {"<u3", "", ErrUnsupportedDType},
 		{"f4", "", ErrUnsupportedDType}, {"", "", ErrUnsupportedDType}, {"<", "", ErrUnsupportedDType},
 		{"float32", "", ErrUnsupportedDType}, {"<U8", "", ErrUnsupportedDType},
 	}

@@ -166,6 +166,9 @@ type OpInfo struct {
 	Inputs  []string   `json:"inputs"`
 	Outputs []OpOutput `json:"outputs"`
 	Aux     []string   `json:"aux,omitempty"`
+	// ByParams: a case holds the subset of these tensors its params
+	// choose (dsa_indexer's layout), not all of them.
+	ByParams bool `json:"by_params,omitempty"`
 }
 
 // OpOutput is one golden output of an op.
@@ -184,7 +187,7 @@ func OpTable() []OpInfo {
 	var out []OpInfo
 	for _, name := range Ops() {
 		o := opTable[name]
-		info := OpInfo{Name: o.name, Inputs: slices.Clone(o.inputs), Aux: slices.Clone(o.aux)}
+		info := OpInfo{Name: o.name, Inputs: slices.Clone(o.inputs), Aux: slices.Clone(o.aux), ByParams: o.tensorsOf != nil}
 		for _, t := range o.outputs {
 			info.Outputs = append(info.Outputs, OpOutput{Name: t.name, DType: t.dtype, Truth: t.truth, Tolerance: t.tol.Name()})
 		}

@@ -30,8 +30,9 @@ func newCompareCmd(s *streams) *cobra.Command {
 		Use:   "compare BUNDLE --case ID --output NAME=FILE.npy...",
 		Short: "Judge a kernel's outputs against a case's goldens",
 		Long: `compare loads each candidate output (any float .npy: <f2, <f4, <f8, or <u2
-holding bfloat16 bits when the golden is bfloat16; any integer .npy, <i4,
-<i8, <u2 or |u1, for index outputs), compares it with the case's golden under
+holding bfloat16 bits when the golden is bfloat16; any integer .npy, |i1,
+<i2, <i4, <i8, |u1, <u2, <u4 or <u8, for index outputs, every value within
+the golden's dtype), compares it with the case's golden under
 the tolerance recorded in the manifest (ops.md §6) and prints a report: max
 abs and rel error, mismatch count and ratio, relative L2, cosine, max ULP,
 NaN/Inf mismatches, worst and first mismatching indices, the share of

@@ -49,13 +49,20 @@ Exit status: 0 when identical, 3 when they differ, 1 on error.`,
 	return cmd
 }
 
+// diffResult is diff's --json document: "ok" (the bundles are identical)
+// first, as in every command's JSON, then the report's fields.
+type diffResult struct {
+	OK bool `json:"ok"`
+	*diff.Report
+}
+
 func runDiff(ctx context.Context, o diffOptions, w io.Writer) error {
 	rep, err := diff.Bundles(ctx, bundleDir(o.old), bundleDir(o.new), diff.Options{Jobs: o.jobs, ValuesLimit: o.valuesLimit})
 	if err != nil {
 		return err
 	}
 	if o.json {
-		if err := writeJSON(w, rep); err != nil {
+		if err := writeJSON(w, diffResult{OK: rep.Identical(), Report: rep}); err != nil {
 			return err
 		}
 	} else if err := rep.WriteText(w); err != nil {

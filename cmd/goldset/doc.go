@@ -20,8 +20,15 @@
 //	130  interrupted: the first Ctrl-C (or SIGTERM) cancels, the command
 //	     removes its temporaries and exits 130; a second one exits at once
 //
-// With --json, a command that fails with an error also prints
-// {"ok": false, "exit_code": N, "error": "..."} on stdout.
+// With --json, gen, merge, verify, compare, diff, list and longbench build
+// print JSON objects whose top-level "ok" is true exactly when they exit 0
+// (list: {"ok", "suites"}; list --ops: {"ok", "ops"}; diff: "ok" beside
+// the report's fields), and a command that fails with an error prints
+// {"ok": false, "exit_code": N, "error": "..."} on stdout. A numeric field
+// that is NaN or infinite (compare's worst_ratio, rel_l2, worst_candidate;
+// diff's max_abs, max_rel) is the string "NaN", "+Inf" or "-Inf", never
+// null (internal/jsonnum): Python's float() and jq's tonumber read all
+// three.
 //
 // # Safety
 //

@@ -58,6 +58,18 @@ type listSuite struct {
 	Cases       []listCase `json:"cases"`
 }
 
+// listResult and opsResult are list's --json documents: "ok" first, as in
+// every command's JSON, then the suites or the op table.
+type listResult struct {
+	OK     bool        `json:"ok"`
+	Suites []listSuite `json:"suites"`
+}
+
+type opsResult struct {
+	OK  bool           `json:"ok"`
+	Ops []suite.OpInfo `json:"ops"`
+}
+
 func runList(ctx context.Context, o listOptions, w io.Writer) error {
 	if o.ops {
 		return listOps(o, w)
@@ -97,7 +109,7 @@ func runList(ctx context.Context, o listOptions, w io.Writer) error {
 		out = append(out, ls)
 	}
 	if o.json {
-		return writeJSON(w, out)
+		return writeJSON(w, listResult{OK: true, Suites: out})
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SUITE\tVERSION\tCASES\tSIZE\tSPLITS")
@@ -123,7 +135,7 @@ func runList(ctx context.Context, o listOptions, w io.Writer) error {
 func listOps(o listOptions, w io.Writer) error {
 	ops := suite.OpTable()
 	if o.json {
-		return writeJSON(w, ops)
+		return writeJSON(w, opsResult{OK: true, Ops: ops})
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "OP\tINPUTS\tOUTPUTS (tolerance family)")

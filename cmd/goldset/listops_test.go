@@ -11,15 +11,20 @@ import (
 
 func TestListOps(t *testing.T) {
 	code, out, _ := run(t, "list", "--ops", "--json")
-	var ops []suite.OpInfo
-	if code != 0 || json.Unmarshal([]byte(out), &ops) != nil {
+	var doc opsResult
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || !doc.OK {
 		t.Fatalf("list --ops --json: %d %s", code, out)
 	}
+	ops := doc.Ops
 	var names []string
 	for _, op := range ops {
 		names = append(names, op.Name)
 		if len(op.Inputs) == 0 || len(op.Outputs) == 0 {
 			t.Errorf("%s: no inputs or outputs: %+v", op.Name, op)
+		}
+		// dsa_indexer's layout picks its tensors: scripts must not require all.
+		if op.ByParams != (op.Name == "dsa_indexer") {
+			t.Errorf("%s: by_params %v", op.Name, op.ByParams)
 		}
 	}
 	if !slices.Equal(names, suite.Ops()) {

@@ -32,6 +32,17 @@ func small(t testing.TB, dir string) string {
 	return filepath.Join(dir, "stage1-basic")
 }
 
+// smallCase builds small's bundle into dir and returns it with its case id.
+func smallCase(t testing.TB, dir, id string) (string, *manifests.Case) {
+	t.Helper()
+	b := small(t, dir)
+	m, err := manifests.ReadManifest(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, m.Case(id)
+}
+
 func TestHelpHasExamples(t *testing.T) {
 	for _, cmd := range []string{"gen", "verify", "inspect", "compare", "diff", "list", "merge", "negatives", "tokenize", "longbench build"} {
 		code, out, _ := run(t, append(strings.Fields(cmd), "--help")...)
@@ -70,12 +81,7 @@ func TestExitCodes(t *testing.T) {
 
 func TestCompareFlow(t *testing.T) {
 	dir := t.TempDir()
-	b := small(t, dir)
-	m, err := manifests.ReadManifest(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := m.Case("mm-odd-7x129x781-fp16")
+	b, c := smallCase(t, dir, "mm-odd-7x129x781-fp16")
 	golden := filepath.Join(b, c.Tensor("c").Path)
 	// The golden itself passes, as JSON too.
 	code, out, _ := run(t, "compare", b, "--case", c.ID, "--output", "c="+golden, "--json")
@@ -157,8 +163,8 @@ func TestGenFromManifestAndDiff(t *testing.T) {
 
 func TestListAndInspectJSON(t *testing.T) {
 	code, out, _ := run(t, "list", "--json")
-	var suites []listSuite
-	if code != 0 || json.Unmarshal([]byte(out), &suites) != nil || len(suites) < 4 {
+	var doc listResult
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || !doc.OK || len(doc.Suites) < 4 {
 		t.Fatalf("list --json: %d %s", code, out)
 	}
 	dir := t.TempDir()

@@ -22,6 +22,15 @@ func crashSelection(t testing.TB) selection {
 	return smallSelection(t, "stage2-paged", 24<<20)
 }
 
+// crashSelections are the selections the kill and interrupt tests run
+// on: stage2-paged's, and for stage5-dsa and stage6-mxfp4 a case of
+// every op (DSA's indexer in both layouts, MXFP4's edge scale bytes),
+// whose builders write several tensors per case through their own
+// streaming paths (the MoE's expert pipeline among them).
+func crashSelections(t testing.TB) []selection {
+	return []selection{crashSelection(t), smallSelection(t, "stage5-dsa", 4<<20), smallSelection(t, "stage6-mxfp4", 4<<20)}
+}
+
 // started is a goldset gen running in the background.
 type started struct {
 	cmd            *exec.Cmd
@@ -136,7 +145,12 @@ func fileExistsGlob(pattern string) bool { return globAny(pattern) }
 // rerun removes the stale temporary directory (saying so) and succeeds.
 func TestKillDuringGen(t *testing.T) {
 	g := nativeGoldset(t)
-	sel := crashSelection(t)
+	for _, sel := range crashSelections(t) {
+		t.Run(sel.suite, func(t *testing.T) { killDuringGen(t, g, sel) })
+	}
+}
+
+func killDuringGen(t *testing.T, g goldset, sel selection) {
 	base := t.TempDir()
 	clean := filepath.Join(base, "clean")
 	mustRun(t, g, 5*time.Minute, sel.genArgs(clean, "--jobs", "2")...)
@@ -170,6 +184,7 @@ func TestKillDuringGen(t *testing.T) {
 			if kp.name == "commit" && reached && targetExists {
 				t.Logf("the commit window was missed: the rename had already happened")
 			}
+			noStrays(t, out, sel.suite)
 			if targetExists {
 				got := checkBundle(t, g, target, digests...)
 				if kp.replace {
@@ -188,8 +203,28 @@ func TestKillDuringGen(t *testing.T) {
 			if left := leftovers(t, out); len(left) > 0 {
 				t.Errorf("after the rerun, temporary directories remain: %v", left)
 			}
+			noStrays(t, out, sel.suite)
 			checkBundle(t, g, target, cleanDigest)
 		})
+	}
+}
+
+// noStrays fails t for every entry of out that is neither the bundle
+// target nor a temporary directory goldset recognises (and removes on
+// the next run): a file or directory a killed build left under another
+// name would outlive every rerun.
+func noStrays(t *testing.T, out, suite string) {
+	t.Helper()
+	ents, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmps := leftovers(t, out)
+	for _, e := range ents {
+		p := filepath.Join(out, e.Name())
+		if e.Name() != suite && !slices.Contains(tmps, p) {
+			t.Errorf("stray entry beside the bundle: %s", p)
+		}
 	}
 }
 
@@ -213,35 +248,46 @@ func checkBundle(t *testing.T, g goldset, dir string, want ...string) string {
 // no bundle at the target and remove its temporary directory.
 func TestInterruptDuringGen(t *testing.T) {
 	g := nativeGoldset(t)
-	sel := crashSelection(t)
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) {
-			if testing.Short() && sig != syscall.SIGINT {
-				t.Skip("SIGINT only with -short")
-			}
-			out := t.TempDir()
-			s := start(t, g, sel.genArgs(out, "--jobs", "1")...)
-			if !killPoints[1].reached(s, out, sel.suite) {
-				s.wait()
-				t.Fatalf("gen finished before any tensor file was seen; stderr:\n%s", s.stderr.String())
-			}
-			if err := s.cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			code := s.wait()
-			if code != 130 {
-				t.Errorf("exit %d after %v, want 130; stderr:\n%s", code, sig, s.stderr.String())
-			}
-			if !strings.Contains(s.stderr.String(), "interrupted: no bundle written") {
-				t.Errorf("stderr after %v does not say no bundle was written:\n%s", sig, s.stderr.String())
-			}
-			if fileExists(filepath.Join(out, sel.suite)) {
-				t.Errorf("a bundle exists at the target after %v", sig)
-			}
-			if left := leftovers(t, out); len(left) > 0 {
-				t.Errorf("temporary directories left after %v: %v", sig, left)
-			}
-		})
+	for _, sel := range crashSelections(t) {
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+			t.Run(sel.suite+"/"+sig.String(), func(t *testing.T) {
+				if testing.Short() && sig != syscall.SIGINT {
+					t.Skip("SIGINT only with -short")
+				}
+				out := t.TempDir()
+				s := start(t, g, sel.genArgs(out, "--jobs", "1")...)
+				if !killPoints[1].reached(s, out, sel.suite) {
+					s.wait()
+					t.Fatalf("gen finished before any tensor file was seen; stderr:\n%s", s.stderr.String())
+				}
+				if err := s.cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+				code := s.wait()
+				if code == 0 && fileExists(filepath.Join(out, sel.suite)) {
+					// The signal came after the commit: a whole bundle, which must verify.
+					t.Logf("%v arrived after the commit", sig)
+					checkBundle(t, g, filepath.Join(out, sel.suite), readManifest(t, filepath.Join(out, sel.suite)).Digest)
+					return
+				}
+				if code != 130 {
+					t.Errorf("exit %d after %v, want 130; stderr:\n%s", code, sig, s.stderr.String())
+				}
+				if !strings.Contains(s.stderr.String(), "interrupted: no bundle written") {
+					t.Errorf("stderr after %v does not say no bundle was written:\n%s", sig, s.stderr.String())
+				}
+				if fileExists(filepath.Join(out, sel.suite)) {
+					t.Errorf("a bundle exists at the target after %v", sig)
+				}
+				if left := leftovers(t, out); len(left) > 0 {
+					t.Errorf("temporary directories left after %v: %v", sig, left)
+				}
+				noStrays(t, out, sel.suite)
+				mustRun(t, g, 5*time.Minute, sel.genArgs(out, "--jobs", "2")...)
+				noStrays(t, out, sel.suite)
+				checkBundle(t, g, filepath.Join(out, sel.suite), readManifest(t, filepath.Join(out, sel.suite)).Digest)
+			})
+		}
 	}
 }
 

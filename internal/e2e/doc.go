@@ -64,7 +64,9 @@
 // # Crash safety
 //
 // TestKillDuringGen starts `goldset gen` on a stage2-paged selection
-// (--jobs 1, a couple of seconds) and sends SIGKILL at: 50 ms after
+// (--jobs 1, a couple of seconds), then on a stage5-dsa and a
+// stage6-mxfp4 one (a small case of every op, by size as above, MXFP4's
+// edge split included; under a second each) and sends SIGKILL at: 50 ms after
 // start; when the first .npy appears in the temporary directory
 // (.<suite>.goldset-tmp-<pid>-<hex> beside the target); when
 // manifest.json appears there (the commit: fsyncs and rename pending);
@@ -72,15 +74,19 @@
 // with an older bundle of fewer cases already at the target, at the
 // commit and when the old bundle is moved aside (.goldset-old-). After
 // every kill the target must either not exist or pass `goldset verify`
-// with the digest of a clean run (or of the old bundle, when replacing).
-// A rerun must succeed, say "removed stale temporary directory <path>"
+// with the digest of a clean run (or of the old bundle, when replacing),
+// and nothing may stand beside it but goldset's own temporary
+// directories (.goldset-tmp-, .goldset-old-). A rerun must succeed, say "removed stale temporary directory <path>"
 // for every leftover, leave none, and produce the clean digest. The log
 // says which state each kill left. With -short only the tensor-write
 // point runs.
 //
 // TestInterruptDuringGen sends SIGINT (and, without -short, SIGTERM)
-// while tensors are being written: exit 130, stderr "interrupted: no
-// bundle written", no bundle at the target, no temporary directory.
+// while tensors are being written, for the same three selections: exit
+// 130, stderr "interrupted: no bundle written", no bundle at the target,
+// no temporary directory, and a rerun that succeeds. A signal that
+// lands after the commit (a build of under a second can finish first)
+// must leave a bundle that verifies; the log says so.
 //
 // TestDiskFull (root only; skipped when mount fails) mounts an 8 MiB
 // tmpfs and generates into it: exit 1 with "not enough free space" before

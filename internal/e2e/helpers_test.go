@@ -403,14 +403,16 @@ func opsOf(t testing.TB, s selection) map[string]bool {
 func listOps(t testing.TB, g goldset) []string {
 	t.Helper()
 	r := mustRun(t, g, time.Minute, "list", "--ops", "--json")
-	var ops []struct {
-		Name string `json:"name"`
+	var doc struct {
+		Ops []struct {
+			Name string `json:"name"`
+		} `json:"ops"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &ops); err != nil || len(ops) == 0 {
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || len(doc.Ops) == 0 {
 		t.Fatalf("goldset list --ops --json: %v\n%s", err, r.stdout)
 	}
 	var names []string
-	for _, o := range ops {
+	for _, o := range doc.Ops {
 		names = append(names, o.Name)
 	}
 	return names

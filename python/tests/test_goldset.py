@@ -6,6 +6,7 @@ a temporary directory. Without Go, numpy or torch the tests that need them
 skip with the reason; GOLDSET_REQUIRE_TOOLS=1 (CI) turns those skips into
 failures.
 """
+import hashlib
 import io
 import json
 import math
@@ -454,6 +455,91 @@ class CLITest(unittest.TestCase):
         code, _, err = self.cli("cases", _state["tmp"])
         self.assertEqual(code, 1)
         self.assertIn("no manifest", err)
+
+
+TORCH_CHECK = os.path.join(REPO, "scripts", "torch_check.py")
+# small cases of every DSA and MXFP4 op (both indexer layouts, a fold_group to_fp8, each GEMM variant)
+TORCH_CHECK_CASES = {
+    "stage5-dsa": ["ic-fp32", "bh-shared", "ix-small", "ix-small-ragged", "sa-small"],
+    "stage6-mxfp4": ["q-k96-floor-f32", "dq-k32-f32", "fp8-fold4-k96", "gemm-k32", "a4w4-k96", "w4a8-k96", "moe-tail-skew"],
+}
+
+
+class TorchCheckTest(unittest.TestCase):
+    """scripts/torch_check.py on CPU torch: every op goldset lists has a
+    reference, the goldens check out, and a flipped byte fails its case."""
+
+    @classmethod
+    def setUpClass(cls):
+        if torch is None:
+            _missing("python3-torch is not installed: scripts/torch_check.py is untested")
+        cls.out = tempfile.mkdtemp(prefix="torch-check-", dir=_state["tmp"])
+        for suite, cases in TORCH_CHECK_CASES.items():
+            args = [_state["gs"], "gen", suite, "--out", cls.out, "-q"]
+            for c in cases:
+                args += ["--case", c]
+            subprocess.run(args, check=True, capture_output=True)
+
+    def run_check(self, bundle):
+        r = subprocess.run([sys.executable, TORCH_CHECK, bundle, "--device", "cpu", "--goldset", _state["gs"]],
+                           capture_output=True, text=True)
+        lines = r.stdout.splitlines()
+        if not lines:
+            self.fail(f"torch_check.py printed nothing (exit {r.returncode}):\n{r.stderr}")
+        rows = {ln.split()[1]: (ln.split()[0], json.loads(ln.split(None, 2)[2])) for ln in lines[:-1]}
+        return r.returncode, rows, json.loads(lines[-1]), r.stderr
+
+    def test_every_op_has_a_reference(self):
+        ops = json.loads(subprocess.run([_state["gs"], "list", "--ops", "--json"], check=True, capture_output=True, text=True).stdout)["ops"]
+        sys.path.insert(0, os.path.dirname(TORCH_CHECK))
+        try:
+            import torch_check
+        finally:
+            sys.path.pop(0)
+        self.assertEqual(sorted(o["name"] for o in ops if o["name"] not in torch_check.REFERENCES), [])
+
+    def test_bundles_pass(self):
+        for bundle in [_state["bundle"]] + [os.path.join(self.out, s) for s in TORCH_CHECK_CASES]:
+            code, rows, summary, err = self.run_check(bundle)
+            self.assertEqual((code, summary["failed"], summary["unchecked_ops"]), (0, 0, []), f"{bundle}: {rows}\n{err}")
+            self.assertEqual({st for st, _ in rows.values()}, {"ok"}, rows)
+            self.assertEqual(sorted(summary["decoders"]), ["float4_e2m1fn_x2", "float8_e4m3fn", "float8_e8m0fnu"])
+
+    def test_flipped_golden_fails(self):
+        for suite, case, tensor, key in [
+            ("stage5-dsa", "ic-fp32", "index_cache_out", "index_cache_exact"),
+            ("stage5-dsa", "bh-shared", "block_header", "block_header_exact"),
+            ("stage5-dsa", "ix-small", "topk_logical", "topk_exact"),
+            ("stage5-dsa", "ix-small-ragged", "logits", "logits_masked"),  # the last logit is outside every window
+            ("stage5-dsa", "sa-small", "lse", "lse_ulps"),
+            ("stage6-mxfp4", "q-k96-floor-f32", "codes", "codes_equal"),
+            ("stage6-mxfp4", "dq-k32-f32", "y", "y_equal"),
+            ("stage6-mxfp4", "fp8-fold4-k96", "inexact", "inexact_exact"),
+            ("stage6-mxfp4", "gemm-k32", "y_truth", "truth_ulps"),
+            ("stage6-mxfp4", "moe-tail-skew", "out_truth", "truth_within_f32_rounding"),
+        ]:
+            with self.subTest(case=case, tensor=tensor):
+                d = os.path.join(tempfile.mkdtemp(dir=self.out), suite)
+                shutil.copytree(os.path.join(self.out, suite), d)
+                man = os.path.join(d, "manifest.json")
+                with open(man) as f:
+                    m = json.load(f)
+                t = next(t for c in m["cases"] if c["id"] == case for t in c["tensors"] if t["name"] == tensor)
+                path = os.path.join(d, t["path"])
+                with open(path, "r+b") as f:  # the last data byte: a value's high byte
+                    f.seek(-1, os.SEEK_END)
+                    b = f.read(1)[0]
+                    f.seek(-1, os.SEEK_END)
+                    f.write(bytes([b ^ 0x41]))
+                with open(path, "rb") as f:
+                    t["sha256"] = hashlib.sha256(f.read()).hexdigest()
+                m["cases"] = [c for c in m["cases"] if c["id"] == case]
+                with open(man, "w") as f:
+                    json.dump(m, f)
+                code, rows, summary, err = self.run_check(d)
+                status, res = rows[case]
+                self.assertEqual((code, status, summary["failed"]), (1, "FAIL", 1), f"{res}\n{err}")
+                self.assertTrue(res[key] is False or (key.endswith("_ulps") and res[key] > 1), res)
 
 
 def _fake_goldset(dirname, version_line, flag_ok):
