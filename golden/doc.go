@@ -182,7 +182,10 @@
 // selected expert h = W1 x + b1 (bias after the sum), SwiGLU on the
 // interleaved pairs (glu = h[2i] clamped above at 7, linear = h[2i+1]
 // clamped to [-7, 7], glu*sigmoid(1.702*glu)*(linear+1)), o = W2 a + b2,
-// out = sum_j w_j*o_j in rank order; nothing rounded inside. Tokens are
+// out = sum_j w_j*o_j in rank order; nothing rounded inside except, with
+// MoEDims.RoundAct, a rounded once to bf16 before W2 (the matmul_ogs chain
+// of gpt_oss/triton/moe.py and of vLLM's OAI Triton experts stores the
+// fused-SwiGLU output in the activation dtype; docs/spec.md §11). Tokens are
 // grouped per expert (W decoded once per expert and chunk of tokens; the
 // chunk keeps the float64 buffers under 256 MiB), each result a fixed
 // sequential sum, so neither grouping nor chunking changes a bit; counts

@@ -21,6 +21,11 @@ type MoEDims struct {
 	I    int // intermediate size per expert, a multiple of 32 (W1 has 2I rows)
 	E    int // experts
 	TopK int // experts per token, in [1, E]
+	// RoundAct rounds the SwiGLU activations a once to bfloat16 (RNE) before
+	// the second GEMM, as the matmul_ogs chain does (gpt-oss's triton MoE and
+	// vLLM's OAI Triton experts store the fused-activation output of the
+	// first GEMM in the activation dtype); false keeps them exact.
+	RoundAct bool
 }
 
 func (d MoEDims) check() error {
@@ -131,11 +136,11 @@ func SwiGLU(glu, lin float64) float64 {
 // For token t with experts e_j and weights w_j from MoERoute:
 //
 //	h   = W1[e_j] @ x_t + b1[e_j]          [2I]  float64 sums over ascending Hd, bias added last
-//	a_i = SwiGLU(h[2i], h[2i+1])           [I]   interleaved glu / linear
+//	a_i = SwiGLU(h[2i], h[2i+1])           [I]   interleaved glu / linear; with d.RoundAct rounded once to bf16
 //	o_j = W2[e_j] @ a + b2[e_j]            [Hd]  float64 sums over ascending I, bias added last
 //	out = sum_j float64(w_j * o_j)         j in rank order, from 0
 //
-// Nothing is rounded inside; the caller rounds out once to bf16.
+// Nothing else is rounded inside; the caller rounds out once to bf16.
 func MXFP4MoE(out []float64, counts []int64, x []uint16, logits []float32, w MoEWeights, d MoEDims) error {
 	if err := d.check(); err != nil {
 		return err
@@ -205,13 +210,14 @@ var moeChunkBytes = 256 << 20
 // o [nt, Hd] = W2 a + b2, a = SwiGLU(W1 x + b1), bit for bit what
 // MXFP4MoE computes for a (token, expert) pair, so a caller holding one
 // expert's weights at a time (package suite streams them) can combine the
-// ranks itself: out = sum_j float64(w_j*o_j) in rank order from 0. With s
+// ranks itself: out = sum_j float64(w_j*o_j) in rank order from 0;
+// roundAct is MoEDims.RoundAct. With s
 // non-nil it also writes the bound s [nt, Hd] = sum_i |a_i*w2[c,i]| +
 // |b2[c]| (float64, ascending i). sc (nil: allocate) holds the decoded
 // weights between calls, so a caller running many experts does not clear
 // 12*Hd*I bytes per expert.
-func MXFP4MoEExpert(o, s []float64, xs []uint16, nt int, w1c, w1s []uint8, b1 []uint16, w2c, w2s []uint8, b2 []uint16, hd, in int, sc *MoEScratch) error {
-	d := MoEDims{T: nt, Hd: hd, I: in, E: 1, TopK: 1}
+func MXFP4MoEExpert(o, s []float64, xs []uint16, nt int, w1c, w1s []uint8, b1 []uint16, w2c, w2s []uint8, b2 []uint16, hd, in int, roundAct bool, sc *MoEScratch) error {
+	d := MoEDims{T: nt, Hd: hd, I: in, E: 1, TopK: 1, RoundAct: roundAct}
 	if err := d.check(); err != nil {
 		return err
 	}
@@ -270,6 +276,11 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 		hr := h[r*2*in : (r+1)*2*in]
 		for i := range in {
 			a[r*in+i] = SwiGLU(hr[2*i]+npy.BF16ToF64(b1[2*i]), hr[2*i+1]+npy.BF16ToF64(b1[2*i+1]))
+		}
+	}
+	if d.RoundAct {
+		for i, v := range a {
+			a[i] = npy.BF16ToF64(npy.BF16FromF64(v))
 		}
 	}
 	w2c := w.W2Codes[e*hd*in/2 : (e+1)*hd*in/2]

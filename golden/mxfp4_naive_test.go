@@ -297,7 +297,14 @@ func naivePerToken(x []float64, m, k int) (fp8, scales []uint8) {
 
 // naiveMoE is §9e token by token.
 func naiveMoE(x []uint16, logits []float32, w golden.MoEWeights, d golden.MoEDims) (out []float64, counts []int64) {
-	out, counts = make([]float64, d.T*d.Hd), make([]int64, d.E)
+	out, _, counts = naiveMoEWithBound(x, logits, w, d)
+	return out, counts
+}
+
+// naiveMoEWithBound is naiveMoE plus the bound of §9e: bound = sum_j w_j *
+// (sum_i |a_i*w2[c,i]| + |b2[c]|).
+func naiveMoEWithBound(x []uint16, logits []float32, w golden.MoEWeights, d golden.MoEDims) (out, bound []float64, counts []int64) {
+	out, bound, counts = make([]float64, d.T*d.Hd), make([]float64, d.T*d.Hd), make([]int64, d.E)
 	w1 := naiveDequant(w.W1Codes, w.W1Scales, d.E*2*d.I, d.Hd)
 	w2 := naiveDequant(w.W2Codes, w.W2Scales, d.E*d.Hd, d.I)
 	for t := range d.T {
@@ -331,17 +338,33 @@ func naiveMoE(x []uint16, logits []float32, w golden.MoEWeights, d golden.MoEDim
 				glu, lin := math.Min(h[2*i], 7), math.Max(math.Min(h[2*i+1], 7), -7)
 				sigmoid := 1 / (1 + detmath.Exp(-float64(1.702*glu)))
 				a[i] = float64(float64(glu*sigmoid) * (lin + 1))
+				if d.RoundAct {
+					a[i] = roundBF16(a[i])
+				}
 			}
 			wt := ex[j] / sum
 			for c := range d.Hd {
-				var s float64
+				var s, sa float64
 				for i := range d.I {
 					s += float64(a[i] * w2[(e*d.Hd+c)*d.I+i])
+					sa += math.Abs(a[i] * w2[(e*d.Hd+c)*d.I+i])
 				}
 				acc[c] += float64(wt * (s + npy.BF16ToF64(w.B2[e*d.Hd+c])))
+				bound[t*d.Hd+c] += wt * (sa + math.Abs(npy.BF16ToF64(w.B2[e*d.Hd+c])))
 			}
 		}
 		copy(out[t*d.Hd:], acc)
 	}
 	return
+}
+
+// roundBF16 rounds x to bfloat16 (8 significant bits, ties to even) with
+// math/big, independently of npy's bit arithmetic; below 2^-126 onto the
+// subnormal grid of 2^-133. Finite x only.
+func roundBF16(x float64) float64 {
+	if math.Abs(x) < 0x1p-126 {
+		return math.RoundToEven(x*0x1p133) * 0x1p-133
+	}
+	f, _ := new(big.Float).SetPrec(8).SetMode(big.ToNearestEven).SetFloat64(x).Float64()
+	return f
 }

@@ -653,6 +653,8 @@ func TestMXFP4MoEVsNaive(t *testing.T) {
 		{golden.MoEDims{T: 9, Hd: 64, I: 32, E: 6, TopK: 2}, 1},
 		{golden.MoEDims{T: 5, Hd: 96, I: 64, E: 4, TopK: 4}, 8}, // large h: the limit clamps
 		{golden.MoEDims{T: 1, Hd: 32, I: 32, E: 8, TopK: 1}, 1},
+		{golden.MoEDims{T: 9, Hd: 64, I: 32, E: 6, TopK: 2, RoundAct: true}, 1},
+		{golden.MoEDims{T: 5, Hd: 96, I: 64, E: 4, TopK: 4, RoundAct: true}, 8},
 	} {
 		x, logits, w := moeCase(t, uint64(c.d.T), c.d, c.xsd)
 		out, counts := make([]float64, c.d.T*c.d.Hd), make([]int64, c.d.E)
@@ -686,6 +688,38 @@ func TestMXFP4MoEVsNaive(t *testing.T) {
 		if !slices.Equal(out1, out) {
 			t.Errorf("%+v: chunked result differs", c.d)
 		}
+	}
+}
+
+// TestMoERoundActChangesOut: rounding the activations to bf16 changes most
+// outputs (the parameter is not a no-op), each by at most about one bf16
+// rounding of the activations: 2^-8 of sum_i |a_i w2_i| + |b2|, bounded
+// here by the same sum over the exact activations with a 2^-7 margin.
+func TestMoERoundActChangesOut(t *testing.T) {
+	d := golden.MoEDims{T: 6, Hd: 64, I: 64, E: 4, TopK: 2}
+	x, logits, w := moeCase(t, 77, d, 1)
+	run := func(round bool) []float64 {
+		d := d
+		d.RoundAct = round
+		out := make([]float64, d.T*d.Hd)
+		if err := golden.MXFP4MoE(out, make([]int64, d.E), x, logits, w, d); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	exact, rounded := run(false), run(true)
+	_, bound, _ := naiveMoEWithBound(x, logits, w, d)
+	var diff int
+	for i := range exact {
+		if exact[i] != rounded[i] {
+			diff++
+		}
+		if e := math.Abs(exact[i] - rounded[i]); e > 0x1p-7*bound[i] {
+			t.Errorf("out[%d]: RoundAct moved it by %g, more than 2^-7 of its bound %g", i, e, bound[i])
+		}
+	}
+	if diff < len(exact)/2 {
+		t.Errorf("RoundAct changed %d of %d outputs, want most", diff, len(exact))
 	}
 }
 

@@ -540,6 +540,8 @@ def check_mxfp4_moe(op, p, T, A, td, dev, res):
         h = x[tk] @ w1.T + b1[e]
         glu, lin = h[:, 0::2].clamp(max=7.0), h[:, 1::2].clamp(-7.0, 7.0)
         a = glu * torch.sigmoid(1.702 * glu) * (lin + 1)
+        if p.get("act_round", "bfloat16") == "bfloat16":  # §9e: a rounded once to bf16 before W2
+            a = torch.from_numpy(bf16_of64(a.cpu().numpy())).to(dev)
         out.index_add_(0, tk, (a @ w2.T + b2[e]) * wt[tk, torch.from_numpy(rank).to(dev)][:, None])
     # float64 in another order than goldset's: within the truth's own float32
     # rounding plus 2^-40 of the bound s.

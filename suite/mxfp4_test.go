@@ -36,7 +36,7 @@ const tinyMXRecipe = `{
   {"id": "a4w4", "op": "mxfp4_gemm_a4w4", "split": "public", "params": {"m": 2, "n": 4, "k": 256}},
   {"id": "w4a8", "op": "mxfp4_gemm_w4a8", "split": "public", "params": {"m": 3, "n": 3, "k": 160}},
   {"id": "moe-skew", "op": "mxfp4_moe", "split": "public", "params": {"t": 6, "hd": 64, "i": 32, "e": 4, "topk": 2, "router_skew": 1.2}},
-  {"id": "moe-uniform", "op": "mxfp4_moe", "split": "benchmark", "params": {"t": 5, "hd": 96, "i": 64, "e": 3, "topk": 1}},
+  {"id": "moe-uniform", "op": "mxfp4_moe", "split": "benchmark", "params": {"t": 5, "hd": 96, "i": 64, "e": 3, "topk": 1, "act_round": "none"}},
   {"id": "moe-hidden", "op": "mxfp4_moe", "split": "hidden", "params": {"t": 3, "hd": 32, "i": 32, "e": 2, "topk": 2}}
  ]
 }`
@@ -89,6 +89,9 @@ func TestControlsTinyMX(t *testing.T) {
 		json.Unmarshal(c.Params, &p)
 		if c.Op == "mxfp4_quantize" && p.Mode == "rceil" && !names["floor_for_rceil"] {
 			t.Errorf("%s: no floor_for_rceil", c.ID)
+		}
+		if c.Op == "mxfp4_moe" && !names["act_round_none"] && !names["act_round_bfloat16"] {
+			t.Errorf("%s: no act_round control", c.ID)
 		}
 		if p.Target == "fold_group" && !names["fold_offset7"] {
 			t.Errorf("%s: no fold_offset7", c.ID)
@@ -146,7 +149,7 @@ func TestMXMoEStreamedMatchesGolden(t *testing.T) {
 		want := make([]float64, p.T*p.Hd)
 		counts := make([]int64, p.E)
 		w := golden.MoEWeights{W1Codes: md.w1c, W1Scales: md.w1s, B1: md.b1, W2Codes: md.w2c, W2Scales: md.w2s, B2: md.b2}
-		if err := golden.MXFP4MoE(want, counts, md.x, logits, w, golden.MoEDims{T: p.T, Hd: p.Hd, I: p.I, E: p.E, TopK: p.TopK}); err != nil {
+		if err := golden.MXFP4MoE(want, counts, md.x, logits, w, golden.MoEDims{T: p.T, Hd: p.Hd, I: p.I, E: p.E, TopK: p.TopK, RoundAct: p.roundAct()}); err != nil {
 			t.Fatal(err)
 		}
 		got, s, err := moeCombine(p, md.x, md.ids, md.wts, md.expert(p), goldenExpert(p), true)

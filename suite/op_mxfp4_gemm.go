@@ -342,7 +342,14 @@ type mxMoEParams struct {
 	ScaleW1   float64 `json:"scale_w1"`
 	ScaleW2   float64 `json:"scale_w2"`
 	BiasStd   float64 `json:"bias_std"`
+	// ActRound is how the SwiGLU activations enter the second GEMM:
+	// "bfloat16" (default: rounded once, the matmul_ogs chain of gpt-oss's
+	// triton MoE and vLLM's OAI Triton experts) or "none" (exact).
+	ActRound string `json:"act_round"`
 }
+
+// roundAct reports whether the case's activations are rounded to bf16.
+func (p mxMoEParams) roundAct() bool { return p.ActRound == "bfloat16" }
 
 func planMXMoE(raw json.RawMessage) (*casePlan, error) {
 	var p mxMoEParams
@@ -351,6 +358,13 @@ func planMXMoE(raw json.RawMessage) (*casePlan, error) {
 	}
 	if p.Mode == "" {
 		p.Mode = "rceil"
+	}
+	switch p.ActRound {
+	case "":
+		p.ActRound = "bfloat16"
+	case "bfloat16", "none":
+	default:
+		return nil, errParams("act_round = %q: want \"bfloat16\" or \"none\"", p.ActRound)
 	}
 	for _, d := range []struct {
 		v   *float64
@@ -488,7 +502,7 @@ func moeCombine(p mxMoEParams, x []uint16, ids []int32, wts []float64, expert fu
 func goldenExpert(p mxMoEParams) moeExpertFn {
 	var sc golden.MoEScratch
 	return func(o, s []float64, xs []uint16, nt int, w moeExpertWeights) error {
-		return golden.MXFP4MoEExpert(o, s, xs, nt, w.w1c, w.w1s, w.b1, w.w2c, w.w2s, w.b2, p.Hd, p.I, &sc)
+		return golden.MXFP4MoEExpert(o, s, xs, nt, w.w1c, w.w1s, w.b1, w.w2c, w.w2s, w.b2, p.Hd, p.I, p.roundAct(), &sc)
 	}
 }
 
@@ -694,7 +708,8 @@ func (md *moeData) expert(p mxMoEParams) func(e int) (moeExpertWeights, error) {
 
 // lowPrecisionExpert is an MoE expert in float32 arithmetic (acc32) or
 // with its first GEMM accumulated in bfloat16 (the negative): dequantized
-// weights, GEMMs, SwiGLU in float32, biases added in float32.
+// weights, GEMMs, SwiGLU in float32, biases added in float32; the
+// activations rounded to bf16 where the case says so (act_round).
 func lowPrecisionExpert(p mxMoEParams, bf16Acc bool) moeExpertFn {
 	return func(o, _ []float64, xs []uint16, nt int, w moeExpertWeights) error {
 		hd, in := p.Hd, p.I
@@ -721,6 +736,9 @@ func lowPrecisionExpert(p mxMoEParams, bf16Acc bool) moeExpertFn {
 				l = min(max(l, -float32(golden.SwiGLULimit)), float32(golden.SwiGLULimit))
 				sig := float32(1 / (1 + detmath.Exp(-float64(float32(golden.SwiGLUAlpha)*g))))
 				a[r*in+i] = g * sig * (l + 1)
+				if p.roundAct() {
+					a[r*in+i] = npy.BF16ToF32(npy.BF16FromF64(float64(a[r*in+i])))
+				}
 			}
 		}
 		w2 := make([]float32, hd*in)
@@ -781,6 +799,14 @@ func mxMoEControls(d caseData) ([]Control, error) {
 		return nil, err
 	}
 	ctl = append(ctl, Control{Name: "w2_swapped_nibbles", Note: "W2's element 2i read from the high nibble", Outputs: []ControlOutput{d.output("out", sw)}})
+	flipped := p
+	flipped.ActRound = map[bool]string{true: "none", false: "bfloat16"}[p.roundAct()]
+	fa, err := run(goldenExpert(flipped), md.expert(p))
+	if err != nil {
+		return nil, err
+	}
+	ctl = append(ctl, Control{Name: "act_round_" + flipped.ActRound, Note: "the activations rounded as act_round " + flipped.ActRound + " says, not as the case says",
+		Outputs: []ControlOutput{d.output("out", fa)}})
 	f32, err := run(lowPrecisionExpert(p, false), md.expert(p))
 	if err != nil {
 		return nil, err

@@ -22,8 +22,9 @@ here, so any torch works).
   mxfp4_moe         torch routing (top-k, softmax over the k), each expert's W1
                     and W2 GEMMs through the fused kernel (fp32 out), bias,
                     SwiGLU and the weighted combine in fp32, out bf16; the
-                    activations enter the second GEMM as bf16 (MOE_ACT "bf16",
-                    as fused MoE kernels pass them) or fp32 (IEEE fp32 dot).
+                    activations enter the second GEMM as the case's act_round
+                    says: bf16 (as fused MoE kernels pass them) or fp32 (IEEE
+                    fp32 dot); MOE_ACT forces one.
 
 The deliberately wrong variants (WRONG_BUG) switch on one classic bug each.
 """
@@ -34,9 +35,10 @@ import triton.language as tl
 import dsa_kernels
 
 _u8 = dsa_kernels._u8
-# The MoE's SwiGLU activations between its two GEMMs: "bf16" (what fused MoE
-# kernels hand the second GEMM) or "fp32" (run.py --moe-act).
-MOE_ACT = "bf16"
+# The MoE's SwiGLU activations between its two GEMMs: None follows the
+# case's act_round ("bfloat16": bf16, as fused MoE kernels hand them to the
+# second GEMM; "none": fp32); "bf16" or "fp32" force one (run.py --moe-act).
+MOE_ACT = None
 
 
 @triton.jit
@@ -306,6 +308,7 @@ def moe_prepare(case, x, wrong=False):
     E, I2 = w1c.shape[0], w1c.shape[1]
     k = int(p["topk"])
     out = torch.empty((T, Hd), dtype=torch.bfloat16, device=xb.device)
+    act = MOE_ACT or ("bf16" if p.get("act_round", "bfloat16") == "bfloat16" else "fp32")
 
     def launch():
         vals, ids = torch.topk(logits, k, dim=-1)
@@ -322,7 +325,7 @@ def moe_prepare(case, x, wrong=False):
             glu, lin = h[:, 0::2].clamp(max=7.0), h[:, 1::2].clamp(-7.0, 7.0)
             a = glu * torch.sigmoid(1.702 * glu) * (lin + 1)
             o = torch.empty((tok.numel(), Hd), dtype=torch.float32, device=xb.device)
-            if MOE_ACT == "bf16":
+            if act == "bf16":
                 _mx_gemm(o, w2c[e], w2s[e], x=a.to(torch.bfloat16).contiguous())
             else:
                 _mx_gemm(o, w2c[e], w2s[e], x=a.contiguous(), kind=3)

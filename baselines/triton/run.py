@@ -109,8 +109,9 @@ def main():
     ap.add_argument("--wrong", action="store_true", help="judge the deliberately wrong kernels (must all FAIL)")
     ap.add_argument("--dsa-dot", choices=["fp8", "fp16"], default="fp8",
                     help="the DSA indexer's tensor-core operands: native e4m3 (DeepGEMM's) or upcast to fp16")
-    ap.add_argument("--moe-act", choices=["bf16", "fp32"], default="bf16",
-                    help="the MXFP4 MoE's activations between its GEMMs: bf16 (fused-MoE style) or fp32")
+    ap.add_argument("--moe-act", choices=["bf16", "fp32"],
+                    help="force the MXFP4 MoE's activations between its GEMMs to bf16 or fp32 "
+                         "(default: as the case's act_round says)")
     ap.add_argument("--json", help="write every result here")
     ap.add_argument("--markdown", help="write the results table (markdown) here")
     args = ap.parse_args()
