@@ -1142,7 +1142,7 @@ func BenchmarkMXFP4MoEExpert(b *testing.B) {
 			b.ReportAllocs()
 			cpu0 := cpuSeconds()
 			for b.Loop() {
-				if err := golden.MXFP4MoEExpert(o, s, x, nt, w1c, w1s, b1, w2c, w2s, b2, hd, in, &sc); err != nil {
+				if err := golden.MXFP4MoEExpert(o, s, x, nt, w1c, w1s, b1, w2c, w2s, b2, hd, in, true, &sc); err != nil {
 					b.Fatal(err)
 				}
 			}
