@@ -184,8 +184,9 @@ def _make_kernel(triton, tl):
     return k
 
 
-def torch_moe(x, logits, w1, b1, w2, b2, topk):
-    """gpt-oss MoE in fp32 (weights dequantized, exact in fp32)."""
+def torch_moe(x, logits, w1, b1, w2, b2, topk, round_act=True):
+    """gpt-oss MoE in fp32 (weights dequantized, exact in fp32); the SwiGLU
+    activations rounded to bf16 before W2 where the case's act_round says so."""
     vals, ids = torch.topk(logits, topk, dim=-1)
     wts = torch.softmax(vals, dim=-1)
     out = torch.zeros_like(x)
@@ -194,6 +195,8 @@ def torch_moe(x, logits, w1, b1, w2, b2, topk):
         h = x[tok] @ w1[e].T + b1[e]
         glu, lin = h[:, 0::2].clamp(max=7.0), h[:, 1::2].clamp(-7.0, 7.0)
         a = glu * torch.sigmoid(1.702 * glu) * (lin + 1)
+        if round_act:
+            a = a.to(torch.bfloat16).to(torch.float32)
         out.index_add_(0, tok, (a @ w2[e].T + b2[e]) * wts[tok, rank][:, None])
     return out
 
@@ -302,10 +305,11 @@ def check_case(a, c, dev, have_triton):
             w1, note = deq(L("w1_codes"), L("w1_scales"), dev)
             w2, _ = deq(L("w2_codes"), L("w2_scales"), dev)
             T = lambda n: torch.from_numpy(np.ascontiguousarray(n)).to(dev)
-            out = torch_moe(x, logits, T(w1), T(bf16(L("b1"))), T(w2), T(bf16(L("b2"))), p["topk"])
+            out = torch_moe(x, logits, T(w1), T(bf16(L("b1"))), T(w2), T(bf16(L("b2"))), p["topk"],
+                            round_act=p.get("act_round", "bfloat16") == "bfloat16")
             ok, info = judge(a.goldset, a.bundle, cid, {"out": to_bf16_bits(out)}, a.out)
             info["decode"] = note
-            info["kernel"] = "torch fp32 MoE"
+            info["kernel"] = "torch fp32 MoE" + (", bf16 activations" if p.get("act_round", "bfloat16") == "bfloat16" else "")
         else:
             info = {"skip": op}
     return ok, info
