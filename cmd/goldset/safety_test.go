@@ -449,7 +449,7 @@ func TestReproGenDefaultPlan(t *testing.T) {
 	for _, b := range plan.Bundles {
 		names = append(names, b.Suite)
 	}
-	if strings.Join(names, ",") != "stage1-basic,stage2-paged,stage5-dsa" || plan.Bytes < 1<<30 || plan.Bytes > 20<<30 {
+	if strings.Join(names, ",") != "stage1-basic,stage2-paged,stage5-dsa,stage6-mxfp4" || plan.Bytes < 1<<30 || plan.Bytes > 30<<30 {
 		t.Errorf("default plan: %v, %d bytes", names, plan.Bytes)
 	}
 	code, out, _ = run(t, "gen", "--dry-run", "--out", dir)
