@@ -12,6 +12,14 @@ const matmulColBlock = 256
 // sequential additions. Both layouts give identical bits.
 func Matmul(dst []float64, a, b []float32, m, k, n int, bNK bool) {
 	checkMatmul(dst, a, b, m, k, n)
+	matmul(dst, a, b, m, k, n, bNK)
+}
+
+// matmul is Matmul for A in float32 or float64 (MXFP4MoE's activations,
+// the softmax weights of DSASparseAttention): float64(a*b) is then the
+// product rounded once, the same in every kernel, so both A types share
+// the tile and scalar paths and their bits. The caller checks the lengths.
+func matmul[A float32 | float64](dst []float64, a []A, b []float32, m, k, n int, bNK bool) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -52,7 +60,7 @@ func nkScratch(s *[]float64, k int) []float64 {
 	return *s
 }
 
-func checkMatmul(dst []float64, a, b []float32, m, k, n int) {
+func checkMatmul[A float32 | float64](dst []float64, a []A, b []float32, m, k, n int) {
 	if m < 0 || k < 0 || n < 0 {
 		panic(badDims)
 	}
@@ -69,7 +77,7 @@ func checkMatmul(dst []float64, a, b []float32, m, k, n int) {
 
 // matmulKN accumulates rows i0..i0+rows-1, columns j0..j1-1 as axpy updates
 // over p, so each element's additions run in p order.
-func matmulKN(dst []float64, a, b []float32, i0, rows, j0, j1, k, n int) {
+func matmulKN[A float32 | float64](dst []float64, a []A, b []float32, i0, rows, j0, j1, k, n int) {
 	c0 := dst[i0*n+j0 : i0*n+j1]
 	clear(c0)
 	if rows == 2 {
@@ -168,59 +176,75 @@ func matmulNK[A float32 | float64](dst []float64, a []A, b []float32, scratch []
 	}
 }
 
+// matmulABlock bounds, in elements, the float64 copy of float32 A rows
+// that matmulPanels converts once and every panel then reads (1 MiB: it
+// stays in a core's L2 while the panels pass over it).
+const matmulABlock = 1 << 17
+
 // matmulPanels is Matmul with the vector tile kernel: B is packed 16
 // columns at a time into a float64 panel [k][16] (from either layout),
-// then every 4 rows of A (converted to float64) meet the panel in
-// matmulTile4x16, each output a sequential float64 sum in p order, as in
-// the scalar kernels (same bits: TestMatmulTileMatchesScalar). Rows and
-// columns left over by the tiling use the same sums in Go.
-func matmulPanels(dst []float64, a, b []float32, m, k, n int, bNK bool) {
+// then every 4 rows of A in float64 meet the panel in matmulTile4x16, each
+// output a sequential float64 sum in p order, as in the scalar kernels
+// (same bits: TestMatmulTileMatchesScalar). Float32 A is widened once per
+// block of rows (at most matmulABlock elements) and shared by the panels,
+// rather than once per tile; float64 A is read in place. Rows and columns
+// left over by the tiling use the same sums in Go.
+func matmulPanels[A float32 | float64](dst []float64, a []A, b []float32, m, k, n int, bNK bool) {
+	a64, inPlace := any(a).([]float64)
+	blockRows := m
+	if !inPlace {
+		blockRows = min(m, max(4, matmulABlock/k&^3))
+		a64 = make([]float64, blockRows*k)
+	}
 	panels := (n + 15) / 16
 	workers := numWorkers(panels)
-	type scratch struct{ panel, rows []float64 }
-	ws := make([]scratch, workers)
-	parallelFor(workers, panels, func(w, u int) {
-		s := &ws[w]
-		if s.panel == nil {
-			s.panel = make([]float64, 16*k)
-			s.rows = make([]float64, 4*k)
+	panelBufs := make([][]float64, workers)
+	for r0 := 0; r0 < m; r0 += blockRows {
+		rows := min(blockRows, m-r0)
+		ab := a64[r0*k : (r0+rows)*k]
+		if !inPlace {
+			ab = a64[:rows*k]
+			for i, v := range a[r0*k : (r0+rows)*k] {
+				ab[i] = float64(v)
+			}
 		}
-		j0 := 16 * u
-		cols := min(16, n-j0)
-		panel := s.panel
-		clear(panel)
-		for c := range cols {
+		parallelFor(workers, panels, func(w, u int) {
+			if panelBufs[w] == nil {
+				panelBufs[w] = make([]float64, 16*k)
+			}
+			j0 := 16 * u
+			cols := min(16, n-j0)
+			panel := panelBufs[w]
+			clear(panel)
 			if bNK {
-				for p, v := range b[(j0+c)*k : (j0+c+1)*k] {
-					panel[p*16+c] = float64(v)
+				for c := range cols {
+					for p, v := range b[(j0+c)*k : (j0+c+1)*k] {
+						panel[p*16+c] = float64(v)
+					}
 				}
 			} else {
 				for p := range k {
-					panel[p*16+c] = float64(b[p*n+j0+c])
-				}
-			}
-		}
-		i := 0
-		if cols == 16 {
-			for ; i+4 <= m; i += 4 {
-				for r := range 4 {
-					row := s.rows[r*k : (r+1)*k]
-					for p, v := range a[(i+r)*k : (i+r+1)*k] {
-						row[p] = float64(v)
+					for c, v := range b[p*n+j0 : p*n+j0+cols] {
+						panel[p*16+c] = float64(v)
 					}
 				}
-				tile4x16(dst[i*n+j0:], n, s.rows, k, panel, k)
 			}
-		}
-		for ; i < m; i++ { // rows (or a last narrow panel) the tiles leave
-			ar := a[i*k : (i+1)*k]
-			for c := range cols {
-				var sum float64
-				for p, x := range ar {
-					sum += float64(float64(x) * panel[p*16+c])
+			i := 0
+			if cols == 16 {
+				for ; i+4 <= rows; i += 4 {
+					tile4x16(dst[(r0+i)*n+j0:], n, ab[i*k:], k, panel, k)
 				}
-				dst[i*n+j0+c] = sum
 			}
-		}
-	})
+			for ; i < rows; i++ { // rows (or a last narrow panel) the tiles leave
+				ar := ab[i*k : (i+1)*k]
+				for c := range cols {
+					var sum float64
+					for p, x := range ar {
+						sum += float64(x * panel[p*16+c])
+					}
+					dst[(r0+i)*n+j0+c] = sum
+				}
+			}
+		})
+	}
 }

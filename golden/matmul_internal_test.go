@@ -15,7 +15,7 @@ func TestMatmulTileMatchesScalar(t *testing.T) {
 		t.Skip("no AVX-512 on this CPU: the scalar kernels are the only path")
 	}
 	rng := rand.New(rand.NewPCG(8, 9))
-	for _, sh := range [][3]int{{4, 1, 16}, {5, 7, 17}, {8, 64, 48}, {13, 33, 31}, {4, 300, 16}, {7, 129, 70}} {
+	for _, sh := range [][3]int{{4, 1, 16}, {5, 7, 17}, {8, 64, 48}, {13, 33, 31}, {4, 300, 16}, {7, 129, 70}, {9, 40, 33}} {
 		m, k, n := sh[0], sh[1], sh[2]
 		a := make([]float32, m*k)
 		b := make([]float32, k*n)
@@ -39,6 +39,20 @@ func TestMatmulTileMatchesScalar(t *testing.T) {
 			for i := range got {
 				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
 					t.Fatalf("%v nk=%v: element %d: tiled %v, scalar %v", sh, nk, i, got[i], want[i])
+				}
+			}
+			// Float64 A (inexact products: one rounding in both paths).
+			a64 := make([]float64, len(a))
+			for i, v := range a {
+				a64[i] = float64(v) * (1 + 0x1p-30)
+			}
+			hasMatmulTile = false
+			matmul(want, a64, b, m, k, n, nk)
+			hasMatmulTile = true
+			matmul(got, a64, b, m, k, n, nk)
+			for i := range got {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("%v nk=%v float64 A: element %d: tiled %v, scalar %v", sh, nk, i, got[i], want[i])
 				}
 			}
 		}

@@ -272,7 +272,7 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 		return err
 	}
 	o := make([]float64, nt*hd)
-	matmulF64NK(o, a, w2f, nt, in, hd)
+	matmul(o, a, w2f, nt, in, hd, true)
 	b2 := w.B2[e*hd : (e+1)*hd]
 	for r, i := range rs {
 		dst := obuf[(i-r0)*hd : (i-r0+1)*hd]
@@ -290,7 +290,7 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 	for i := range wb {
 		wb[i] &= 0x7fffffff
 	}
-	matmulF64NK(o, a, w2f, nt, in, hd)
+	matmul(o, a, w2f, nt, in, hd, true)
 	for r, i := range rs {
 		dst := sbuf[(i-r0)*hd : (i-r0+1)*hd]
 		for c, v := range o[r*hd : (r+1)*hd] {
@@ -298,13 +298,4 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 		}
 	}
 	return nil
-}
-
-// matmulF64NK is dst [m, n] = a [m, k] (float64) @ b^T, b [n, k] float32:
-// each element the float64 sum over ascending p of float64(a[i,p]*b[j,p]),
-// by Matmul's NK kernel over the same row-pair x column-block units.
-func matmulF64NK(dst, a []float64, b []float32, m, k, n int) {
-	forMatmulUnits(m, n, func(scratch *[]float64, i0, rows, j0, j1 int) {
-		matmulNK(dst, a, b, nkScratch(scratch, k), i0, rows, j0, j1, k, n)
-	})
 }
