@@ -100,7 +100,11 @@ func DSAIndexCache(dst []byte, k []float32, slotMapping []int32, cache []byte, d
 		if s < 0 {
 			continue
 		}
-		for d, x := range k[t*dims.DI : (t+1)*dims.DI] {
+		row := k[t*dims.DI : (t+1)*dims.DI]
+		if dsaAbsMaxBits(row) < 0x7f800000 {
+			continue
+		}
+		for d, x := range row {
 			if x != x || math.IsInf(float64(x), 0) {
 				return fmt.Errorf("golden: k[%d, %d] = %g is not finite: %w", t, d, x, ErrInvalidParams)
 			}
@@ -118,18 +122,26 @@ func DSAIndexCache(dst []byte, k []float32, slotMapping []int32, cache []byte, d
 
 // dsaQuantizeRow writes one quantized key row into its slot.
 func dsaQuantizeRow(cache []byte, row []float32, slot, di int, f DSAScaleFmt) {
-	var amax float32
-	for _, x := range row {
-		amax = max(amax, float32(math.Abs(float64(x))))
-	}
-	sc := DSAIndexScale(amax, f)
+	sc := DSAIndexScale(math.Float32frombits(dsaAbsMaxBits(row)), f)
 	base := (slot / DSABlockSize) * DSABlockBytes(di)
 	o := slot % DSABlockSize
 	codes := cache[base+o*di : base+(o+1)*di]
-	for d, x := range row {
-		codes[d] = dtype.E4M3FromF64(float64(x / sc)) // float32 quotient, then one RNE
+	for d := dsaE4M3CodesVec(codes, row, sc); d < len(row); d++ {
+		codes[d] = dtype.E4M3FromF32(row[d] / sc) // float32 quotient, then one RNE
 	}
 	binary.LittleEndian.PutUint32(cache[base+DSABlockSize*di+4*o:], math.Float32bits(sc))
+}
+
+// dsaAbsMaxBits returns the largest float32 encoding of |x| over row (0
+// for an empty row). Magnitude encodings order as their values, so for a
+// finite row it is the bits of max |x|, and it is >= 0x7f800000 exactly
+// when the row holds an infinity or a NaN.
+func dsaAbsMaxBits(row []float32) uint32 {
+	m, done := dsaAbsMaxBitsVec(row)
+	for _, x := range row[done:] {
+		m = max(m, math.Float32bits(x)&0x7fffffff)
+	}
+	return m
 }
 
 // DSACacheSlot returns the codes and scale of slot s of an index cache.
@@ -429,20 +441,35 @@ func dsaScoreKeys(s *dsaScratch, n, rows, di int, load func(c0, cn int, dst []fl
 // and abs[i] the same with |w[h]|, for dots [len(w), cn]; reluAfter moves
 // the ReLU after the weight (a negative control). Heads run in the outer
 // loop for locality; each sum still adds its heads in ascending order.
+// The AVX-512 kernel does the keys it can (32 at a time, keys in lanes).
 func dsaHeadSums(sums, abs []float64, w []float32, dots []float64, cn int, reluAfter bool) {
-	clear(sums)
-	clear(abs)
+	var buf [2 * 64]float64
+	wb := buf[:]
+	if len(w) > 64 {
+		wb = make([]float64, 2*len(w))
+	}
+	wf, wa := wb[:len(w)], wb[len(w):2*len(w)]
 	for h, wv := range w {
-		wf, wa := float64(wv), math.Abs(float64(wv))
-		row := dots[h*cn : (h+1)*cn]
+		wf[h], wa[h] = float64(wv), math.Abs(float64(wv))
+	}
+	i0 := 0
+	if !reluAfter {
+		i0 = dsaHeadSumsVec(sums, abs, wf, wa, dots, cn)
+	}
+	clear(sums[i0:cn])
+	clear(abs[i0:cn])
+	for h := range w {
+		row := dots[h*cn+i0 : (h+1)*cn]
+		s, a := sums[i0:cn], abs[i0:cn]
+		s, a = s[:len(row)], a[:len(row)]
 		for i, dv := range row {
 			r := max(0, dv)
 			if reluAfter {
-				sums[i] += max(0, float64(wf*dv))
+				s[i] += max(0, float64(wf[h]*dv))
 			} else {
-				sums[i] += float64(wf * r)
+				s[i] += float64(wf[h] * r)
 			}
-			abs[i] += float64(wa * r)
+			a[i] += float64(wa[h] * r)
 		}
 	}
 }
