@@ -315,14 +315,23 @@ func newDSAProblem(c *caseCtx, p *dsaLayoutParams, nn, hi, di, k int, scaleFmt s
 	}
 	keys := make([]float32, len(slots)*di)
 	ks := c.stream("k")
-	row := make([]uint16, di)
-	for t, s := range slots {
+	// Key s is elements s*di.. of the stream (tied: sequence 0's are all
+	// element 0..), so a run of consecutive slots (up to a block) is one
+	// span: one call, whole chunks on gen's vector path, same values.
+	run := make([]uint16, dsaPS*di)
+	drawsAt0 := func(s int32) bool { return tied && l.owner0(int(s)) }
+	for t := 0; t < len(slots); {
+		s, n := slots[t], 1
+		for !drawsAt0(s) && n < dsaPS && t+n < len(slots) && slots[t+n] == s+int32(n) && !drawsAt0(slots[t+n]) {
+			n++
+		}
 		at := int64(s) * int64(di)
-		if tied && l.owner0(int(s)) {
+		if drawsAt0(s) {
 			at = 0
 		}
-		gen.Normal(ks, row, at, gen.BF16, 1)
-		halfToF32(keys[t*di:(t+1)*di], row, "bfloat16")
+		gen.Normal(ks, run[:n*di], at, gen.BF16, 1)
+		halfToF32(keys[t*di:(t+n)*di], run[:n*di], "bfloat16")
+		t += n
 	}
 	pr.cache = dsaCanaryCache(l.nb, di)
 	cd := golden.DSACacheDims{T: len(slots), DI: di, NB: l.nb}
