@@ -275,7 +275,7 @@ func (d DSAIndexerDims) checkSeqs(blockTable, seqLens []int32) error {
 // dsaScratch is one worker's scratch space for scoring keys.
 type dsaScratch struct {
 	qf     []float32 // [rows*HI, DI] query values
-	kf     []float32 // [dsaChunk, DI] key values
+	kf     []float32 // [dsaChunk, DI] key values (without the tile kernel)
 	dots   []float64 // [rows*HI, dsaChunk]
 	scores []float64 // [rows, L] I per row
 	abs    []float64 // [rows, L] sum_h |w| max(0, dot) * sc
@@ -285,9 +285,6 @@ type dsaScratch struct {
 func (s *dsaScratch) grow(rows, hi, di, l int) {
 	if len(s.qf) < rows*hi*di {
 		s.qf = make([]float32, rows*hi*di)
-	}
-	if len(s.kf) < dsaChunk*di {
-		s.kf = make([]float32, dsaChunk*di)
 	}
 	if len(s.dots) < rows*hi*dsaChunk {
 		s.dots = make([]float64, rows*hi*dsaChunk)
@@ -326,13 +323,8 @@ func dsaIndexer(logits []float64, topkLogical, topkPhysical []int32, info []DSAR
 			_, sc := DSACacheSlot(cache, slotOf(pos), di)
 			return float64(sc)
 		}
-		dsaScoreKeys(s, l, nn*hi, di, func(c0, cn int, dst []float32) {
-			// A block's codes are contiguous: widen up to 64 keys at once.
-			for pos := c0; pos < c0+cn; {
-				run := min(DSABlockSize-pos%DSABlockSize, c0+cn-pos)
-				dsaWidenCodes(dst[(pos-c0)*di:(pos-c0+run)*di], dsaRunCodes(cache, slotOf(pos), di, run))
-				pos += run
-			}
+		dsaScoreKeys(s, l, nn*hi, di, func(pos, n int) []uint8 {
+			return dsaRunCodes(cache, slotOf(pos), di, n) // a run within one block: contiguous
 		}, func(c0, cn int, dots []float64) {
 			for j := range nn {
 				wts := weights[(b*nn+j)*hi : (b*nn+j+1)*hi]
@@ -418,21 +410,43 @@ var dsaE4M3F32 = func() (t [256]float32) {
 }()
 
 // dsaScoreKeys computes the dots of the rows query rows in s.qf ([rows,
-// di]) against keys 0..n-1 in chunks of dsaChunk and calls emit(c0, cn, dots) per chunk of keys c0..c0+cn-1 with
-// dots [rows, cn]; load(c0, cn, dst) widens keys c0..c0+cn-1 into dst
-// [cn, di]. The dots are exact: e4m3 values are multiples of 2^-9
-// below 2^9, so each product is a multiple of 2^-18 below 2^18, and every
-// partial sum of up to 2^16 products is a multiple of 2^-18 below 2^34,
-// which float64 holds exactly. Matmul's tiled order therefore gives the
-// bits of any other order (the naive twin sums in d order and the tests
-// compare bit for bit).
-func dsaScoreKeys(s *dsaScratch, n, rows, di int, load func(c0, cn int, dst []float32), emit func(c0, cn int, dots []float64)) {
+// di]) against keys 0..n-1 in chunks of dsaChunk and calls emit(c0, cn,
+// dots) per chunk of keys c0..c0+cn-1 with dots [rows, cn]; run(pos, r)
+// returns the codes [r, di] of keys pos..pos+r-1, for runs that stay
+// within one DSABlockSize-aligned block (a page's keys are contiguous).
+// With the tile kernel the codes go straight into its float64 panels (16
+// keys from a multiple of 16: one run); otherwise they are widened to
+// float32 for Matmul. The dots are exact: e4m3 values are multiples of
+// 2^-9 below 2^9, so each product is a multiple of 2^-18 below 2^18, and
+// every partial sum of up to 2^16 products is a multiple of 2^-18 below
+// 2^34, which float64 holds exactly. Matmul's tiled order therefore gives
+// the bits of any other order (the naive twin sums in d order and the
+// tests compare bit for bit).
+func dsaScoreKeys(s *dsaScratch, n, rows, di int, run func(pos, r int) []uint8, emit func(c0, cn int, dots []float64)) {
 	for c0 := 0; c0 < n; c0 += dsaChunk {
 		cn := min(dsaChunk, n-c0)
-		kf := s.kf[:cn*di]
-		load(c0, cn, kf)
 		dots := s.dots[:rows*cn]
-		Matmul(dots, s.qf[:rows*di], kf, rows, di, cn, true)
+		if hasMatmulTile && rows >= 4 && cn >= 16 {
+			tilePanels(dots, s.qf[:rows*di], rows, di, cn, func(panel []float64, j0, cols int) {
+				codes := run(c0+j0, cols)
+				for c := range cols {
+					for p, x := range codes[c*di : (c+1)*di] {
+						panel[p*16+c] = float64(dsaE4M3F32[x])
+					}
+				}
+			})
+		} else {
+			if len(s.kf) < cn*di {
+				s.kf = make([]float32, dsaChunk*di)
+			}
+			kf := s.kf[:cn*di]
+			for pos := c0; pos < c0+cn; {
+				r := min(DSABlockSize-pos%DSABlockSize, c0+cn-pos)
+				dsaWidenCodes(kf[(pos-c0)*di:(pos-c0+r)*di], run(pos, r))
+				pos += r
+			}
+			Matmul(dots, s.qf[:rows*di], kf, rows, di, cn, true)
+		}
 		emit(c0, cn, dots)
 	}
 }
@@ -648,8 +662,8 @@ func DSAIndexerRagged(logits []float64, topk []int32, info []DSARowInfo, q []uin
 		s.grow(1, hi, di, n)
 		dsaWidenCodes(s.qf[:hi*di], q[r*hi*di:(r+1)*hi*di])
 		wts := weights[r*hi : (r+1)*hi]
-		dsaScoreKeys(s, n, hi, di, func(c0, cn int, dst []float32) {
-			dsaWidenCodes(dst, kv[(lo+c0)*di:(lo+c0+cn)*di])
+		dsaScoreKeys(s, n, hi, di, func(pos, n int) []uint8 {
+			return kv[(lo+pos)*di : (lo+pos+n)*di]
 		}, func(c0, cn int, dots []float64) {
 			sums, abs := s.scores[c0:c0+cn], s.abs[c0:c0+cn]
 			dsaHeadSums(sums, abs, wts, dots, cn, false)

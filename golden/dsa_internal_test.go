@@ -90,3 +90,65 @@ func TestDSAVecMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// TestDSAIndexerPathsAgree runs the ragged indexer with the tile kernel
+// and the AVX-512 head sums, and with neither (Matmul's scalar kernels on
+// widened float32 keys, the Go head sums), over windows that cross
+// dsaChunk and leave partial panels and rows: logits, selections and row
+// info must agree bit for bit.
+func TestDSAIndexerPathsAgree(t *testing.T) {
+	if !hasMatmulTile || !hasDSAVec {
+		t.Skip("no AVX-512 on this CPU: the Go paths are the only ones")
+	}
+	defer func() { hasMatmulTile, hasDSAVec = true, true }()
+	rng := rand.New(rand.NewPCG(14, 6))
+	const T, hi, di, S, k = 3, 6, 32, 2100, 100
+	code := func() uint8 {
+		for {
+			if c := uint8(rng.Uint32()); c&0x7f != 0x7f {
+				return c
+			}
+		}
+	}
+	q, kv := make([]uint8, T*hi*di), make([]uint8, S*di)
+	for i := range q {
+		q[i] = code()
+	}
+	for i := range kv {
+		kv[i] = code()
+	}
+	w, sc := make([]float32, T*hi), make([]float32, S)
+	for i := range w {
+		w[i] = float32(rng.NormFloat64())
+	}
+	for i := range sc {
+		sc[i] = float32(rng.ExpFloat64())
+	}
+	ks, ke := []int32{0, 5, 17}, []int32{S, 2070, 40}
+	dims := DSARaggedDims{T: T, HI: hi, DI: di, S: S, K: k}
+	run := func() ([]float64, []int32, []DSARowInfo) {
+		logits, topk, info := make([]float64, T*S), make([]int32, T*k), make([]DSARowInfo, T)
+		if err := DSAIndexerRagged(logits, topk, info, q, w, kv, sc, ks, ke, dims); err != nil {
+			t.Fatal(err)
+		}
+		return logits, topk, info
+	}
+	gl, gt, gi := run()
+	hasMatmulTile, hasDSAVec = false, false
+	wl, wt, wi := run()
+	for i := range gl {
+		if math.Float64bits(gl[i]) != math.Float64bits(wl[i]) {
+			t.Fatalf("logit %d: vector paths %v, Go paths %v", i, gl[i], wl[i])
+		}
+	}
+	for i := range gt {
+		if gt[i] != wt[i] {
+			t.Fatalf("topk %d: vector paths %d, Go paths %d", i, gt[i], wt[i])
+		}
+	}
+	for i := range gi {
+		if gi[i] != wi[i] {
+			t.Fatalf("row info %d: vector paths %+v, Go paths %+v", i, gi[i], wi[i])
+		}
+	}
+}

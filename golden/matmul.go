@@ -183,13 +183,35 @@ const matmulABlock = 1 << 17
 
 // matmulPanels is Matmul with the vector tile kernel: B is packed 16
 // columns at a time into a float64 panel [k][16] (from either layout),
-// then every 4 rows of A in float64 meet the panel in matmulTile4x16, each
-// output a sequential float64 sum in p order, as in the scalar kernels
-// (same bits: TestMatmulTileMatchesScalar). Float32 A is widened once per
-// block of rows (at most matmulABlock elements) and shared by the panels,
-// rather than once per tile; float64 A is read in place. Rows and columns
-// left over by the tiling use the same sums in Go.
+// then tilePanels multiplies.
 func matmulPanels[A float32 | float64](dst []float64, a []A, b []float32, m, k, n int, bNK bool) {
+	tilePanels(dst, a, m, k, n, func(panel []float64, j0, cols int) {
+		if bNK {
+			for c := range cols {
+				for p, v := range b[(j0+c)*k : (j0+c+1)*k] {
+					panel[p*16+c] = float64(v)
+				}
+			}
+			return
+		}
+		for p := range k {
+			for c, v := range b[p*n+j0 : p*n+j0+cols] {
+				panel[p*16+c] = float64(v)
+			}
+		}
+	})
+}
+
+// tilePanels computes dst [m, n] = a [m, k] @ B for a B that pack writes
+// 16 columns at a time: pack(panel, j0, cols) fills panel[p*16+c] with
+// B[p, j0+c] for c < cols <= 16 (the rest of the panel is zero). Every 4
+// rows of A in float64 meet the panel in matmulTile4x16, each output a
+// sequential float64 sum in p order, as in the scalar kernels (same bits:
+// TestMatmulTileMatchesScalar). Float32 A is widened once per block of
+// rows (at most matmulABlock elements) and shared by the panels, rather
+// than once per tile; float64 A is read in place. Rows and columns left
+// over by the tiling use the same sums in Go. Needs hasMatmulTile.
+func tilePanels[A float32 | float64](dst []float64, a []A, m, k, n int, pack func(panel []float64, j0, cols int)) {
 	a64, inPlace := any(a).([]float64)
 	blockRows := m
 	if !inPlace {
@@ -215,20 +237,10 @@ func matmulPanels[A float32 | float64](dst []float64, a []A, b []float32, m, k, 
 			j0 := 16 * u
 			cols := min(16, n-j0)
 			panel := panelBufs[w]
-			clear(panel)
-			if bNK {
-				for c := range cols {
-					for p, v := range b[(j0+c)*k : (j0+c+1)*k] {
-						panel[p*16+c] = float64(v)
-					}
-				}
-			} else {
-				for p := range k {
-					for c, v := range b[p*n+j0 : p*n+j0+cols] {
-						panel[p*16+c] = float64(v)
-					}
-				}
+			if cols < 16 {
+				clear(panel)
 			}
+			pack(panel, j0, cols)
 			i := 0
 			if cols == 16 {
 				for ; i+4 <= rows; i += 4 {
