@@ -185,7 +185,7 @@ const matmulABlock = 1 << 17
 // columns at a time into a float64 panel [k][16] (from either layout),
 // then tilePanels multiplies.
 func matmulPanels[A float32 | float64](dst []float64, a []A, b []float32, m, k, n int, bNK bool) {
-	tilePanels(dst, a, m, k, n, func(panel []float64, j0, cols int) {
+	tilePanels(dst, a, m, k, n, false, func(panel []float64, j0, cols int) {
 		if bNK {
 			for c := range cols {
 				for p, v := range b[(j0+c)*k : (j0+c+1)*k] {
@@ -210,8 +210,15 @@ func matmulPanels[A float32 | float64](dst []float64, a []A, b []float32, m, k, 
 // TestMatmulTileMatchesScalar). Float32 A is widened once per block of
 // rows (at most matmulABlock elements) and shared by the panels, rather
 // than once per tile; float64 A is read in place. Rows and columns left
-// over by the tiling use the same sums in Go. Needs hasMatmulTile.
-func tilePanels[A float32 | float64](dst []float64, a []A, m, k, n int, pack func(panel []float64, j0, cols int)) {
+// over by the tiling use the same sums in Go. exact promises that every
+// partial sum of every output is exact in float64 (the DSA indexer's e4m3
+// dots): the fused kernel then gives the same bits, faster. Needs
+// hasMatmulTile.
+func tilePanels[A float32 | float64](dst []float64, a []A, m, k, n int, exact bool, pack func(panel []float64, j0, cols int)) {
+	tile := tile4x16
+	if exact {
+		tile = tile4x16FMA
+	}
 	a64, inPlace := any(a).([]float64)
 	blockRows := m
 	if !inPlace {
@@ -244,7 +251,7 @@ func tilePanels[A float32 | float64](dst []float64, a []A, m, k, n int, pack fun
 			i := 0
 			if cols == 16 {
 				for ; i+4 <= rows; i += 4 {
-					tile4x16(dst[(r0+i)*n+j0:], n, ab[i*k:], k, panel, k)
+					tile(dst[(r0+i)*n+j0:], n, ab[i*k:], k, panel, k)
 				}
 			}
 			for ; i < rows; i++ { // rows (or a last narrow panel) the tiles leave
