@@ -222,7 +222,7 @@ func tilePanels[A float32 | float64](dst []float64, a []A, m, k, n int, exact bo
 	a64, inPlace := any(a).([]float64)
 	blockRows := m
 	if !inPlace {
-		blockRows = min(m, max(4, matmulABlock/k&^3))
+		blockRows = min(m, max(4, (matmulABlock/k)&^3))
 		a64 = make([]float64, blockRows*k)
 	}
 	panels := (n + 15) / 16
@@ -230,8 +230,10 @@ func tilePanels[A float32 | float64](dst []float64, a []A, m, k, n int, exact bo
 	panelBufs := make([][]float64, workers)
 	for r0 := 0; r0 < m; r0 += blockRows {
 		rows := min(blockRows, m-r0)
-		ab := a64[r0*k : (r0+rows)*k]
-		if !inPlace {
+		var ab []float64
+		if inPlace {
+			ab = a64[r0*k : (r0+rows)*k]
+		} else {
 			ab = a64[:rows*k]
 			for i, v := range a[r0*k : (r0+rows)*k] {
 				ab[i] = float64(v)
