@@ -255,9 +255,8 @@
 // q8*k8 is exact in float64 in any order (e4m3 values are multiples of
 // 2^-9 below 2^9; partial sums stay multiples of 2^-18 below 2^34), so the
 // kernel computes it over chunks of 2048 keys with Matmul's panel loop,
-// the key codes packed straight into float64 panels and met by a fused
-// multiply-add tile (no step rounds), and is bit-equal to the naive
-// d-order loop; I[s] = sc[s] * sum_{h ascending} float64(w*max(0, dot)),
+// the key codes packed straight into float64 panels, and is bit-equal to
+// the naive d-order loop; I[s] = sc[s] * sum_{h ascending} float64(w*max(0, dot)),
 // rounded once (float64 product) after the head sum (an AVX-512 kernel
 // with keys in lanes, each lane adding its heads in order). Logits are I (stored float32), -Inf outside the window; top-k is
 // by (I descending, position ascending), a strict total order, via a

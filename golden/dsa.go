@@ -415,20 +415,20 @@ var dsaE4M3F32 = func() (t [256]float32) {
 // returns the codes [r, di] of keys pos..pos+r-1, for runs that stay
 // within one DSABlockSize-aligned block (a page's keys are contiguous).
 // With the tile kernel the codes go straight into its float64 panels (16
-// keys from a multiple of 16: one run) and meet the queries in the fused
-// tile; otherwise they are widened to float32 for Matmul. The dots are
+// keys from a multiple of 16: one run); otherwise they are widened to
+// float32 for Matmul. Either way each dot is Matmul's sequential d-order
+// sum (TestDSAIndexerPathsAgree compares the paths). The dots are also
 // exact: e4m3 values are multiples of 2^-9 below 2^9, so each product is a
 // multiple of 2^-18 below 2^18, and every partial sum of up to 2^16
 // products is a multiple of 2^-18 below 2^34, which float64 holds exactly
-// (52 fraction bits span 2^-18..2^34). Any order, fused or not, therefore
-// gives the same bits (the naive twin sums in d order and the tests
-// compare bit for bit; TestDSAIndexerPathsAgree compares the paths).
+// (52 fraction bits span 2^-18..2^34), so any order gives the same bits
+// (the naive twin sums in d order and the tests compare bit for bit).
 func dsaScoreKeys(s *dsaScratch, n, rows, di int, run func(pos, r int) []uint8, emit func(c0, cn int, dots []float64)) {
 	for c0 := 0; c0 < n; c0 += dsaChunk {
 		cn := min(dsaChunk, n-c0)
 		dots := s.dots[:rows*cn]
 		if hasMatmulTile && rows >= 4 && cn >= 16 {
-			tilePanels(dots, s.qf[:rows*di], rows, di, cn, di <= 1<<16, func(panel []float64, j0, cols int) {
+			tilePanels(dots, s.qf[:rows*di], rows, di, cn, func(panel []float64, j0, cols int) {
 				codes := run(c0+j0, cols)
 				for c := range cols {
 					for p, x := range codes[c*di : (c+1)*di] {

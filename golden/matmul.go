@@ -185,7 +185,7 @@ const matmulABlock = 1 << 17
 // columns at a time into a float64 panel [k][16] (from either layout),
 // then tilePanels multiplies.
 func matmulPanels[A float32 | float64](dst []float64, a []A, b []float32, m, k, n int, bNK bool) {
-	tilePanels(dst, a, m, k, n, false, func(panel []float64, j0, cols int) {
+	tilePanels(dst, a, m, k, n, func(panel []float64, j0, cols int) {
 		if bNK {
 			for c := range cols {
 				for p, v := range b[(j0+c)*k : (j0+c+1)*k] {
@@ -205,23 +205,24 @@ func matmulPanels[A float32 | float64](dst []float64, a []A, b []float32, m, k, 
 // tilePanels computes dst [m, n] = a [m, k] @ B for a B that pack writes
 // 16 columns at a time: pack(panel, j0, cols) fills panel[p*16+c] with
 // B[p, j0+c] for c < cols <= 16 (the rest of the panel is zero). Every 4
-// rows of A in float64 meet the panel in matmulTile4x16, each output a
+// rows of A in float64 meet the panel in a 4x16 tile kernel, each output a
 // sequential float64 sum in p order, as in the scalar kernels (same bits:
 // TestMatmulTileMatchesScalar). Float32 A is widened once per block of
 // rows (at most matmulABlock elements) and shared by the panels, rather
-// than once per tile; float64 A is read in place. Rows and columns left
-// over by the tiling use the same sums in Go. exact promises that every
-// partial sum of every output is exact in float64 (the DSA indexer's e4m3
-// dots): the fused kernel then gives the same bits, faster. Needs
-// hasMatmulTile.
-func tilePanels[A float32 | float64](dst []float64, a []A, m, k, n int, exact bool, pack func(panel []float64, j0, cols int)) {
-	tile := tile4x16
-	if exact {
-		tile = tile4x16FMA
-	}
+// than once per tile; float64 A is read in place. With float32 A (and B
+// values that are float32 values, as every pack writes) each product is
+// exact in float64 (24 + 24 significant bits, no underflow or overflow),
+// so a fused multiply-add rounds exactly where the unfused add does:
+// round(a*b + s) = round(fl(a*b) + s). Those products use the fused
+// tile, float64 A (inexact products) the unfused one. Rows and columns
+// left over by the tiling use the same sums in Go. Needs hasMatmulTile.
+func tilePanels[A float32 | float64](dst []float64, a []A, m, k, n int, pack func(panel []float64, j0, cols int)) {
 	a64, inPlace := any(a).([]float64)
 	blockRows := m
-	if !inPlace {
+	tile := tile4x16FMA
+	if inPlace {
+		tile = tile4x16
+	} else {
 		blockRows = min(m, max(4, (matmulABlock/k)&^3))
 		a64 = make([]float64, blockRows*k)
 	}

@@ -22,7 +22,7 @@ func tile4x16(dst []float64, ldd int, a []float64, lda int, b []float64, k int) 
 func matmulTile4x16FMA(dst *float64, ldd int, a *float64, lda int, b *float64, k int)
 
 // tile4x16FMA is tile4x16 with fused multiply-adds: only for products
-// whose partial sums are all exact in float64 (the same bits then).
+// that are exact in float64 (float32 values; the same bits then).
 func tile4x16FMA(dst []float64, ldd int, a []float64, lda int, b []float64, k int) {
 	_ = dst[3*ldd+15]
 	_ = a[3*lda+k-1]

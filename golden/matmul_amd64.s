@@ -94,10 +94,10 @@ store:
 // func matmulTile4x16FMA(dst *float64, ldd int, a *float64, lda int, b *float64, k int)
 //
 // matmulTile4x16 with fused multiply-adds (VFMADD231PD), for products
-// whose every partial sum float64 holds exactly (the DSA indexer's e4m3
-// dots): each fused step then rounds nothing, so the sums are the exact
-// ones, the bits of the unfused kernel and of the scalar loops. About 1.4x
-// the unfused kernel's rate on this host's cores.
+// that are exact in float64 (a and b float32 values: 24 + 24 significant
+// bits): round(a*b + s) is then round(fl(a*b) + s), the unfused kernel's
+// step, so every element has the same bits. About 1.4x the unfused
+// kernel's rate on this host's cores.
 TEXT ·matmulTile4x16FMA(SB), NOSPLIT, $0-48
 	TILE_START
 	TESTQ CX, CX
