@@ -615,6 +615,31 @@ func BenchmarkDSAIndexerDecode(b *testing.B) {
 	}
 }
 
+// BenchmarkDSAIndexCache quantizes 40960 key rows of 128 bf16 values
+// (ue8m0) into a 640-block index cache, as the suite's 40960-token
+// indexer cases do; the bytes are the bf16 keys read.
+func BenchmarkDSAIndexCache(b *testing.B) {
+	const t, di = 40960, 128
+	r := rand.New(rand.NewPCG(14, 3))
+	k := make([]float32, t*di)
+	for i := range k {
+		k[i] = dsaBF16(r.NormFloat64())
+	}
+	slots := make([]int32, t)
+	for i, s := range r.Perm(t) {
+		slots[i] = int32(s)
+	}
+	dims := golden.DSACacheDims{T: t, DI: di, NB: t / golden.DSABlockSize}
+	cache := make([]byte, dims.NB*golden.DSABlockBytes(di))
+	b.SetBytes(int64(t * di * 2))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := golden.DSAIndexCache(cache, k, slots, cache, dims, golden.DSAScaleUE8M0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkDSASparseAttention runs full rows of 2048 selected slots (512 +
 // 64 dims) at the TP-8 rank's 16 heads (4 rows) and the whole model's 128
 // heads (the suite's sa-h128 case: 2 rows).
