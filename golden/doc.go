@@ -244,7 +244,8 @@
 // spec's 2^ceil(log2 q)), fp32 keeps q; codes e4m3(RNE, saturating to
 // +-448)(fl32(k/sc)) at byte o*DI + d, then sc's float32 bits at byte
 // 64*DI + 4*o, little-endian; negative slots are skipped, every other byte
-// is copied unchanged. The float32 floor and division are vLLM's
+// is copied unchanged (the codes 16 at a time by an AVX-512 kernel doing
+// dtype.E4M3FromF32's integer steps on the float32 quotients). The float32 floor and division are vLLM's
 // (fmaxf(amax, 1e-4) / 448.0f, then exp2f(ceilf(log2f(scale))) for
 // ue8m0); a GPU log2f that rounds q a few ulps above a power of two down to
 // an integer would pick the lower scale there, which the exact rule does
@@ -256,10 +257,11 @@
 // position L_b - NN + j and sees s <= that position; dot[h,s] = sum_d
 // q8*k8 is exact in float64 in any order (e4m3 values are multiples of
 // 2^-9 below 2^9; partial sums stay multiples of 2^-18 below 2^34), so the
-// kernel computes it with Matmul's tiles over chunks of 2048 keys and is
-// bit-equal to the naive d-order loop; I[s] = sc[s] * sum_{h ascending}
-// float64(w*max(0, dot)), rounded once (float64 product) after the head
-// sum. Logits are I (stored float32), -Inf outside the window; top-k is
+// kernel computes it over chunks of 2048 keys with Matmul's panel loop,
+// the key codes packed straight into float64 panels, and is bit-equal to
+// the naive d-order loop; I[s] = sc[s] * sum_{h ascending} float64(w*max(0, dot)),
+// rounded once (float64 product) after the head sum (an AVX-512 kernel
+// with keys in lanes, each lane adding its heads in order). Logits are I (stored float32), -Inf outside the window; top-k is
 // by (I descending, position ascending), a strict total order, via a
 // deterministic quickselect and a sort of the k chosen; topk_logical holds
 // positions, topk_physical block_table[b, s/64]*64 + s%64, -1 padded.
@@ -278,7 +280,8 @@
 // DSASparseAttention (8c): per row, the distinct valid slots in ascending
 // order (any row order gives the same bits), dn and dp summed in d order
 // (Matmul), x = smScale*(dn + dp), m = max, p = exp(x - m), den = sum p,
-// out = sum float64(p*ckv)/den, lse = m + log(den) (natural log; stored
+// out = sum float64(p*ckv)/den (summed in slot order: Matmul's unfused
+// tiles with the float64 p [H, n] as A), lse = m + log(den) (natural log; stored
 // float32; out is stored bf16 with its float32 rounding as the truth). No
 // valid slot: out 0, lse -Inf. DSABlockHeader (8d): (valid tokens,
 // logical start) per physical block from its first reference in

@@ -100,7 +100,11 @@ func DSAIndexCache(dst []byte, k []float32, slotMapping []int32, cache []byte, d
 		if s < 0 {
 			continue
 		}
-		for d, x := range k[t*dims.DI : (t+1)*dims.DI] {
+		row := k[t*dims.DI : (t+1)*dims.DI]
+		if dsaAbsMaxBits(row) < 0x7f800000 {
+			continue
+		}
+		for d, x := range row {
 			if x != x || math.IsInf(float64(x), 0) {
 				return fmt.Errorf("golden: k[%d, %d] = %g is not finite: %w", t, d, x, ErrInvalidParams)
 			}
@@ -118,18 +122,26 @@ func DSAIndexCache(dst []byte, k []float32, slotMapping []int32, cache []byte, d
 
 // dsaQuantizeRow writes one quantized key row into its slot.
 func dsaQuantizeRow(cache []byte, row []float32, slot, di int, f DSAScaleFmt) {
-	var amax float32
-	for _, x := range row {
-		amax = max(amax, float32(math.Abs(float64(x))))
-	}
-	sc := DSAIndexScale(amax, f)
+	sc := DSAIndexScale(math.Float32frombits(dsaAbsMaxBits(row)), f)
 	base := (slot / DSABlockSize) * DSABlockBytes(di)
 	o := slot % DSABlockSize
 	codes := cache[base+o*di : base+(o+1)*di]
-	for d, x := range row {
-		codes[d] = dtype.E4M3FromF64(float64(x / sc)) // float32 quotient, then one RNE
+	for d := dsaE4M3CodesVec(codes, row, sc); d < len(row); d++ {
+		codes[d] = dtype.E4M3FromF32(row[d] / sc) // float32 quotient, then one RNE
 	}
 	binary.LittleEndian.PutUint32(cache[base+DSABlockSize*di+4*o:], math.Float32bits(sc))
+}
+
+// dsaAbsMaxBits returns the largest float32 encoding of |x| over row (0
+// for an empty row). Magnitude encodings order as their values, so for a
+// finite row it is the bits of max |x|, and it is >= 0x7f800000 exactly
+// when the row holds an infinity or a NaN.
+func dsaAbsMaxBits(row []float32) uint32 {
+	m, done := dsaAbsMaxBitsVec(row)
+	for _, x := range row[done:] {
+		m = max(m, math.Float32bits(x)&0x7fffffff)
+	}
+	return m
 }
 
 // DSACacheSlot returns the codes and scale of slot s of an index cache.
@@ -263,7 +275,7 @@ func (d DSAIndexerDims) checkSeqs(blockTable, seqLens []int32) error {
 // dsaScratch is one worker's scratch space for scoring keys.
 type dsaScratch struct {
 	qf     []float32 // [rows*HI, DI] query values
-	kf     []float32 // [dsaChunk, DI] key values
+	kf     []float32 // [dsaChunk, DI] key values (without the tile kernel)
 	dots   []float64 // [rows*HI, dsaChunk]
 	scores []float64 // [rows, L] I per row
 	abs    []float64 // [rows, L] sum_h |w| max(0, dot) * sc
@@ -273,9 +285,6 @@ type dsaScratch struct {
 func (s *dsaScratch) grow(rows, hi, di, l int) {
 	if len(s.qf) < rows*hi*di {
 		s.qf = make([]float32, rows*hi*di)
-	}
-	if len(s.kf) < dsaChunk*di {
-		s.kf = make([]float32, dsaChunk*di)
 	}
 	if len(s.dots) < rows*hi*dsaChunk {
 		s.dots = make([]float64, rows*hi*dsaChunk)
@@ -314,13 +323,8 @@ func dsaIndexer(logits []float64, topkLogical, topkPhysical []int32, info []DSAR
 			_, sc := DSACacheSlot(cache, slotOf(pos), di)
 			return float64(sc)
 		}
-		dsaScoreKeys(s, l, nn*hi, di, func(c0, cn int, dst []float32) {
-			// A block's codes are contiguous: widen up to 64 keys at once.
-			for pos := c0; pos < c0+cn; {
-				run := min(DSABlockSize-pos%DSABlockSize, c0+cn-pos)
-				dsaWidenCodes(dst[(pos-c0)*di:(pos-c0+run)*di], dsaRunCodes(cache, slotOf(pos), di, run))
-				pos += run
-			}
+		dsaScoreKeys(s, l, nn*hi, di, func(pos, n int) []uint8 {
+			return dsaRunCodes(cache, slotOf(pos), di, n) // a run within one block: contiguous
 		}, func(c0, cn int, dots []float64) {
 			for j := range nn {
 				wts := weights[(b*nn+j)*hi : (b*nn+j+1)*hi]
@@ -406,21 +410,44 @@ var dsaE4M3F32 = func() (t [256]float32) {
 }()
 
 // dsaScoreKeys computes the dots of the rows query rows in s.qf ([rows,
-// di]) against keys 0..n-1 in chunks of dsaChunk and calls emit(c0, cn, dots) per chunk of keys c0..c0+cn-1 with
-// dots [rows, cn]; load(c0, cn, dst) widens keys c0..c0+cn-1 into dst
-// [cn, di]. The dots are exact: e4m3 values are multiples of 2^-9
-// below 2^9, so each product is a multiple of 2^-18 below 2^18, and every
-// partial sum of up to 2^16 products is a multiple of 2^-18 below 2^34,
-// which float64 holds exactly. Matmul's tiled order therefore gives the
-// bits of any other order (the naive twin sums in d order and the tests
-// compare bit for bit).
-func dsaScoreKeys(s *dsaScratch, n, rows, di int, load func(c0, cn int, dst []float32), emit func(c0, cn int, dots []float64)) {
+// di]) against keys 0..n-1 in chunks of dsaChunk and calls emit(c0, cn,
+// dots) per chunk of keys c0..c0+cn-1 with dots [rows, cn]; run(pos, r)
+// returns the codes [r, di] of keys pos..pos+r-1, for runs that stay
+// within one DSABlockSize-aligned block (a page's keys are contiguous).
+// With the tile kernel the codes go straight into its float64 panels (16
+// keys from a multiple of 16: one run); otherwise they are widened to
+// float32 for Matmul. Either way each dot is Matmul's sequential d-order
+// sum (TestDSAIndexerPathsAgree compares the paths). The dots are also
+// exact: e4m3 values are multiples of 2^-9 below 2^9, so each product is a
+// multiple of 2^-18 below 2^18, and every partial sum of up to 2^16
+// products is a multiple of 2^-18 below 2^34, which float64 holds exactly
+// (52 fraction bits span 2^-18..2^34), so any order gives the same bits
+// (the naive twin sums in d order and the tests compare bit for bit).
+func dsaScoreKeys(s *dsaScratch, n, rows, di int, run func(pos, r int) []uint8, emit func(c0, cn int, dots []float64)) {
 	for c0 := 0; c0 < n; c0 += dsaChunk {
 		cn := min(dsaChunk, n-c0)
-		kf := s.kf[:cn*di]
-		load(c0, cn, kf)
 		dots := s.dots[:rows*cn]
-		Matmul(dots, s.qf[:rows*di], kf, rows, di, cn, true)
+		if hasMatmulTile && rows >= 4 && cn >= 16 {
+			tilePanels(dots, nil, s.qf[:rows*di], rows, di, cn, func(panel []float64, j0, cols int) {
+				codes := run(c0+j0, cols)
+				for c := range cols {
+					for p, x := range codes[c*di : (c+1)*di] {
+						panel[p*16+c] = float64(dsaE4M3F32[x])
+					}
+				}
+			})
+		} else {
+			if len(s.kf) < cn*di {
+				s.kf = make([]float32, dsaChunk*di)
+			}
+			kf := s.kf[:cn*di]
+			for pos := c0; pos < c0+cn; {
+				r := min(DSABlockSize-pos%DSABlockSize, c0+cn-pos)
+				dsaWidenCodes(kf[(pos-c0)*di:(pos-c0+r)*di], run(pos, r))
+				pos += r
+			}
+			Matmul(dots, s.qf[:rows*di], kf, rows, di, cn, true)
+		}
 		emit(c0, cn, dots)
 	}
 }
@@ -429,20 +456,35 @@ func dsaScoreKeys(s *dsaScratch, n, rows, di int, load func(c0, cn int, dst []fl
 // and abs[i] the same with |w[h]|, for dots [len(w), cn]; reluAfter moves
 // the ReLU after the weight (a negative control). Heads run in the outer
 // loop for locality; each sum still adds its heads in ascending order.
+// The AVX-512 kernel does the keys it can (32 at a time, keys in lanes).
 func dsaHeadSums(sums, abs []float64, w []float32, dots []float64, cn int, reluAfter bool) {
-	clear(sums)
-	clear(abs)
+	var buf [2 * 64]float64
+	wb := buf[:]
+	if len(w) > 64 {
+		wb = make([]float64, 2*len(w))
+	}
+	wf, wa := wb[:len(w)], wb[len(w):2*len(w)]
 	for h, wv := range w {
-		wf, wa := float64(wv), math.Abs(float64(wv))
-		row := dots[h*cn : (h+1)*cn]
+		wf[h], wa[h] = float64(wv), math.Abs(float64(wv))
+	}
+	i0 := 0
+	if !reluAfter {
+		i0 = dsaHeadSumsVec(sums, abs, wf, wa, dots, cn)
+	}
+	clear(sums[i0:cn])
+	clear(abs[i0:cn])
+	for h := range w {
+		row := dots[h*cn+i0 : (h+1)*cn]
+		s, a := sums[i0:cn], abs[i0:cn]
+		s, a = s[:len(row)], a[:len(row)]
 		for i, dv := range row {
 			r := max(0, dv)
 			if reluAfter {
-				sums[i] += max(0, float64(wf*dv))
+				s[i] += max(0, float64(wf[h]*dv))
 			} else {
-				sums[i] += float64(wf * r)
+				s[i] += float64(wf[h] * r)
 			}
-			abs[i] += float64(wa * r)
+			a[i] += float64(wa[h] * r)
 		}
 	}
 }
@@ -621,8 +663,8 @@ func DSAIndexerRagged(logits []float64, topk []int32, info []DSARowInfo, q []uin
 		s.grow(1, hi, di, n)
 		dsaWidenCodes(s.qf[:hi*di], q[r*hi*di:(r+1)*hi*di])
 		wts := weights[r*hi : (r+1)*hi]
-		dsaScoreKeys(s, n, hi, di, func(c0, cn int, dst []float32) {
-			dsaWidenCodes(dst, kv[(lo+c0)*di:(lo+c0+cn)*di])
+		dsaScoreKeys(s, n, hi, di, func(pos, n int) []uint8 {
+			return kv[(lo+pos)*di : (lo+pos+n)*di]
 		}, func(c0, cn int, dots []float64) {
 			sums, abs := s.scores[c0:c0+cn], s.abs[c0:c0+cn]
 			dsaHeadSums(sums, abs, wts, dots, cn, false)

@@ -113,8 +113,7 @@ func dsaSparseAttention(out, lse []float64, qNope, qPe, ckv, kpe []float32, indi
 		sel    []int32
 		kc, kp []float32
 		dn, dp []float64
-		acc    []float64
-		p      []float64
+		den    []float64
 		qn, qp []float32
 	}
 	workers := numWorkers(t)
@@ -148,8 +147,8 @@ func dsaSparseAttention(out, lse []float64, qNope, qPe, ckv, kpe []float32, indi
 			s.dn = make([]float64, h*n)
 			s.dp = make([]float64, h*n)
 		}
-		if s.acc == nil {
-			s.acc = make([]float64, dc)
+		if s.den == nil {
+			s.den = make([]float64, h)
 		}
 		kc, kp := s.kc[:n*dc], s.kp[:n*dr]
 		for i, x := range s.sel {
@@ -172,21 +171,20 @@ func dsaSparseAttention(out, lse []float64, qNope, qPe, ckv, kpe []float32, indi
 				x[i] = detmath.Exp(x[i] - m) // p_i, in place
 				den += x[i]
 			}
-			acc := s.acc
-			clear(acc)
-			for i, p := range x {
-				v := kc[i*dc : (i+1)*dc]
-				for d, vd := range v {
-					acc[d] += float64(p * float64(vd))
-				}
-			}
-			oh := o[hh*dc : (hh+1)*dc]
-			for d := range oh {
-				oh[d] = acc[d] / den
-			}
+			s.den[hh] = den
 			l[hh] = m + detmath.Log(den)
 			if opts.lseBase2 {
 				l[hh] /= math.Ln2
+			}
+		}
+		// out[h, d] = sum_{i ascending} float64(p[h,i] * ckv_i[d]): a matmul
+		// of the float64 p [h, n] and the float32 slots [n, dc], each element
+		// summed in i order (Matmul's bits), then divided by its head's den.
+		matmul(o, dn, kc, h, n, dc, false)
+		for hh := range h {
+			oh := o[hh*dc : (hh+1)*dc]
+			for d := range oh {
+				oh[d] /= s.den[hh]
 			}
 		}
 	})

@@ -3,6 +3,7 @@ package golden_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -614,32 +615,64 @@ func BenchmarkDSAIndexerDecode(b *testing.B) {
 	}
 }
 
-func BenchmarkDSASparseAttention(b *testing.B) {
-	const t, h, k = 4, 16, 2048
-	c := newDSAAttnCase(2, t, h, 512, 64, 40, k)
-	for i := range c.idx { // full rows, no NaN reads: every slot distinct and valid
-		c.idx[i] = int32(i % k)
+// BenchmarkDSAIndexCache quantizes 40960 key rows of 128 bf16 values
+// (ue8m0) into a 640-block index cache, as the suite's 40960-token
+// indexer cases do; the bytes are the bf16 keys read.
+func BenchmarkDSAIndexCache(b *testing.B) {
+	const t, di = 40960, 128
+	r := rand.New(rand.NewPCG(14, 3))
+	k := make([]float32, t*di)
+	for i := range k {
+		k[i] = dsaBF16(r.NormFloat64())
 	}
-	for i := range c.ckv {
-		if c.ckv[i] != c.ckv[i] {
-			c.ckv[i] = 0.5
-		}
+	slots := make([]int32, t)
+	for i, s := range r.Perm(t) {
+		slots[i] = int32(s)
 	}
-	for i := range c.kpe {
-		if c.kpe[i] != c.kpe[i] {
-			c.kpe[i] = 0.5
-		}
-	}
-	out, lse := make([]float64, t*h*512), make([]float64, t*h)
-	b.SetBytes(int64(t * k * (512 + 64) * 2)) // bf16 ckv+kpe rows read
+	dims := golden.DSACacheDims{T: t, DI: di, NB: t / golden.DSABlockSize}
+	cache := make([]byte, dims.NB*golden.DSABlockBytes(di))
+	b.SetBytes(int64(t * di * 2))
 	b.ReportAllocs()
-	cpu0 := cpuSeconds()
 	for b.Loop() {
-		if err := golden.DSASparseAttention(out, lse, c.qn, c.qp, c.ckv, c.kpe, c.idx, c.d, golden.DSADefaultSMScale); err != nil {
+		if err := golden.DSAIndexCache(cache, k, slots, cache, dims, golden.DSAScaleUE8M0); err != nil {
 			b.Fatal(err)
 		}
 	}
-	reportDSARates(b, float64(t*k), cpu0)
+}
+
+// BenchmarkDSASparseAttention runs full rows of 2048 selected slots (512 +
+// 64 dims) at the TP-8 rank's 16 heads (4 rows) and the whole model's 128
+// heads (the suite's sa-h128 case: 2 rows).
+func BenchmarkDSASparseAttention(b *testing.B) {
+	for _, s := range []struct{ t, h int }{{4, 16}, {2, 128}} {
+		b.Run(fmt.Sprintf("T%dxH%d", s.t, s.h), func(b *testing.B) {
+			const k = 2048
+			c := newDSAAttnCase(2, s.t, s.h, 512, 64, 40, k)
+			for i := range c.idx { // full rows, no NaN reads: every slot distinct and valid
+				c.idx[i] = int32(i % k)
+			}
+			for i := range c.ckv {
+				if c.ckv[i] != c.ckv[i] {
+					c.ckv[i] = 0.5
+				}
+			}
+			for i := range c.kpe {
+				if c.kpe[i] != c.kpe[i] {
+					c.kpe[i] = 0.5
+				}
+			}
+			out, lse := make([]float64, s.t*s.h*512), make([]float64, s.t*s.h)
+			b.SetBytes(int64(s.t * k * (512 + 64) * 2)) // bf16 ckv+kpe rows read
+			b.ReportAllocs()
+			cpu0 := cpuSeconds()
+			for b.Loop() {
+				if err := golden.DSASparseAttention(out, lse, c.qn, c.qp, c.ckv, c.kpe, c.idx, c.d, golden.DSADefaultSMScale); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportDSARates(b, float64(s.t*k), cpu0)
+		})
+	}
 }
 
 // dsaMaxDiff is the largest |a-b| over elements whose bits differ (+Inf

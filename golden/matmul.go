@@ -14,11 +14,19 @@ const matmulColBlock = 256
 // sequential additions. Both layouts give identical bits.
 func Matmul(dst []float64, a, b []float32, m, k, n int, bNK bool) {
 	checkMatmul(dst, a, b, m, k, n)
+	matmul(dst, a, b, m, k, n, bNK)
+}
+
+// matmul is Matmul for A in float32 or float64 (MXFP4MoE's activations,
+// the softmax weights of DSASparseAttention): float64(a*b) is then the
+// product rounded once, the same in every kernel, so both A types share
+// the tile and scalar paths and their bits. The caller checks the lengths.
+func matmul[A float32 | float64](dst []float64, a []A, b []float32, m, k, n int, bNK bool) {
 	if m == 0 || n == 0 {
 		return
 	}
 	if useTiles(m, k, n) {
-		matmulPanels(dst, nil, a, m, k, n, packF32(b, k, n, bNK))
+		tilePanels(dst, nil, a, m, k, n, packF32(b, k, n, bNK))
 		return
 	}
 	forMatmulUnits(m, n, func(scratch *[]float64, i0, rows, j0, j1 int) {
@@ -58,7 +66,7 @@ func nkScratch(s *[]float64, k int) []float64 {
 	return *s
 }
 
-func checkMatmul(dst []float64, a, b []float32, m, k, n int) {
+func checkMatmul[A float32 | float64](dst []float64, a []A, b []float32, m, k, n int) {
 	if m < 0 || k < 0 || n < 0 {
 		panic(badDims)
 	}
@@ -75,7 +83,7 @@ func checkMatmul(dst []float64, a, b []float32, m, k, n int) {
 
 // matmulKN accumulates rows i0..i0+rows-1, columns j0..j1-1 as axpy updates
 // over p, so each element's additions run in p order.
-func matmulKN(dst []float64, a, b []float32, i0, rows, j0, j1, k, n int) {
+func matmulKN[A float32 | float64](dst []float64, a []A, b []float32, i0, rows, j0, j1, k, n int) {
 	c0 := dst[i0*n+j0 : i0*n+j1]
 	clear(c0)
 	if rows == 2 {
@@ -174,21 +182,66 @@ func matmulNK[A float32 | float64](dst []float64, a []A, b []float32, scratch []
 	}
 }
 
-// matmulPanels is Matmul with the vector tile kernel: B is packed 16
-// columns at a time into a float64 panel [k][16] (pack fills columns
-// j0..j0+cols-1 of a zeroed panel: from float32 B in either layout,
-// packF32, or straight from MXFP4 codes, packMXFP4), then every 4 rows of
-// A (converted to float64 once) meet the panel in matmulTile4x16, each
-// output a sequential float64 sum in p order, as in the scalar kernels
-// (same bits: TestMatmulTileMatchesScalar). Rows and columns left over by
-// the tiling take one tile over zero padding. a may hold float64 values
-// (MXFP4MoE's activations), as in matmulNK: the tile's products are then
-// float64(a*b) rounded once, as in the scalar chains. With s non-nil it
-// also writes s = |A| @ |B| (the bound S of the MXFP4 GEMMs) from the
-// same panels, their signs cleared in place after dst's tiles:
-// |float64(a*b)| = float64(|a|*|b|), so s has the bits of a second Matmul
-// over the magnitudes, without packing B twice.
-func matmulPanels[A float32 | float64](dst, s []float64, a []A, m, k, n int, pack func(panel []float64, j0, cols int)) {
+// matmulABlock bounds, in elements, the float64 copy of float32 A rows
+// that tilePanels converts once and every panel then reads (1 MiB: it
+// stays in a core's L2 while the panels pass over it).
+const matmulABlock = 1 << 17
+
+// packF32 packs float32 B ([k, n], or [n, k] when bNK) for tilePanels.
+func packF32(b []float32, k, n int, bNK bool) func(panel []float64, j0, cols int) {
+	return func(panel []float64, j0, cols int) {
+		if bNK {
+			for c := range cols {
+				for p, v := range b[(j0+c)*k : (j0+c+1)*k] {
+					panel[p*16+c] = float64(v)
+				}
+			}
+			return
+		}
+		for p := range k {
+			for c, v := range b[p*n+j0 : p*n+j0+cols] {
+				panel[p*16+c] = float64(v)
+			}
+		}
+	}
+}
+
+// tilePanels computes dst [m, n] = a [m, k] @ B for a B that pack writes
+// 16 columns at a time: pack(panel, j0, cols) fills panel[p*16+c] with
+// B[p, j0+c] for every p and c < cols <= 16 (the rest of the panel is
+// zero): from float32 B in either layout (packF32), straight from MXFP4
+// codes (packMXFP4) or from e4m3 key codes (the DSA indexer). Every 4 rows
+// of A in float64 meet the panel in a 4x16 tile kernel, each output a
+// sequential float64 sum in p order, as in the scalar kernels (same bits:
+// TestMatmulTileMatchesScalar); rows the tiles leave (and a narrow last
+// panel's rows) take one more tile over zero-padded rows (each lane's sum
+// is its own, so the padding changes no kept bit). Float32 A is widened
+// once per block of rows (at most matmulABlock elements) and shared by the
+// panels, rather than once per tile; float64 A is read in place. With
+// float32 A (and B values that are float32 values, as every pack writes)
+// each product is exact in float64 (24 + 24 significant bits, no
+// underflow or overflow), so a fused multiply-add rounds exactly where the
+// unfused add does: round(a*b + s) = round(fl(a*b) + s). Those products
+// use the fused tile, float64 A (inexact products: MXFP4MoE's activations,
+// the softmax weights of DSASparseAttention) the unfused one. With s
+// non-nil it also writes s = |A| @ |B| (the bound S of the MXFP4 GEMMs)
+// from the same panels, their signs cleared in place after dst's tiles:
+// |float64(a*b)| = float64(|a|*|b|), so s has the bits of a second product
+// over the magnitudes, without packing B twice. Needs hasMatmulTile.
+func tilePanels[A float32 | float64](dst, s []float64, a []A, m, k, n int, pack func(panel []float64, j0, cols int)) {
+	a64, inPlace := any(a).([]float64)
+	blockRows := m
+	tile := tile4x16FMA
+	if inPlace {
+		tile = tile4x16
+	} else {
+		blockRows = min(m, max(4, (matmulABlock/k)&^3))
+		a64 = make([]float64, blockRows*k)
+	}
+	var abs64 []float64
+	if s != nil {
+		abs64 = make([]float64, blockRows*k)
+	}
 	panels := (n + 15) / 16
 	workers := numWorkers(panels)
 	type scratch struct {
@@ -196,82 +249,65 @@ func matmulPanels[A float32 | float64](dst, s []float64, a []A, m, k, n int, pac
 		tile        [4 * 16]float64
 	}
 	ws := make([]scratch, workers)
-	a64 := float64Rows(a) // converted once, not once per panel
-	var abs64 []float64
-	if s != nil {
-		abs64 = make([]float64, len(a64))
-		for i, v := range a64 {
-			abs64[i] = math.Abs(v)
+	for r0 := 0; r0 < m; r0 += blockRows {
+		rows := min(blockRows, m-r0)
+		var ab, sb []float64
+		if inPlace {
+			ab = a64[r0*k : (r0+rows)*k]
+		} else {
+			ab = a64[:rows*k]
+			for i, v := range a[r0*k : (r0+rows)*k] {
+				ab[i] = float64(v)
+			}
 		}
-	}
-	parallelFor(workers, panels, func(w, u int) {
-		sc := &ws[w]
-		if sc.panel == nil {
-			sc.panel = make([]float64, 16*k)
-			sc.rows = make([]float64, 4*k)
-		}
-		j0 := 16 * u
-		cols := min(16, n-j0)
-		panel := sc.panel
-		clear(panel)
-		pack(panel, j0, cols)
-		panelTiles(dst, a64, panel, sc.rows, &sc.tile, m, k, n, j0, cols)
 		if s != nil {
-			for i, v := range panel {
-				panel[i] = math.Abs(v)
-			}
-			panelTiles(s, abs64, panel, sc.rows, &sc.tile, m, k, n, j0, cols)
-		}
-	})
-}
-
-// packF32 packs float32 B ([k, n], or [n, k] when bNK) for matmulPanels.
-func packF32(b []float32, k, n int, bNK bool) func(panel []float64, j0, cols int) {
-	return func(panel []float64, j0, cols int) {
-		for c := range cols {
-			if bNK {
-				for p, v := range b[(j0+c)*k : (j0+c+1)*k] {
-					panel[p*16+c] = float64(v)
-				}
-			} else {
-				for p := range k {
-					panel[p*16+c] = float64(b[p*n+j0+c])
-				}
+			sb = abs64[:rows*k]
+			for i, v := range ab {
+				sb[i] = math.Abs(v)
 			}
 		}
+		parallelFor(workers, panels, func(w, u int) {
+			sc := &ws[w]
+			if sc.panel == nil {
+				sc.panel = make([]float64, 16*k)
+				sc.rows = make([]float64, 4*k)
+			}
+			j0 := 16 * u
+			cols := min(16, n-j0)
+			panel := sc.panel
+			if cols < 16 {
+				clear(panel)
+			}
+			pack(panel, j0, cols)
+			panelTiles(tile, dst[r0*n:], ab, panel, sc.rows, &sc.tile, rows, k, n, j0, cols)
+			if s != nil {
+				for i, v := range panel {
+					panel[i] = math.Abs(v)
+				}
+				panelTiles(tile, s[r0*n:], sb, panel, sc.rows, &sc.tile, rows, k, n, j0, cols)
+			}
+		})
 	}
 }
 
-// panelTiles computes dst's columns j0..j0+cols-1 from one packed panel:
-// 4-row tiles in place, then the rows they leave (and a narrow panel's
-// rows) as one more tile over zero-padded rows into scratch (each lane's
-// sum is its own, so the padding changes no kept bit), copied out.
-func panelTiles(dst, a64, panel, rowBuf []float64, tile *[4 * 16]float64, m, k, n, j0, cols int) {
+// panelTiles computes dst's columns j0..j0+cols-1 of rows 0..m-1 from one
+// packed panel: 4-row tiles in place, then the rows they leave (and a
+// narrow panel's rows) as one more tile over zero-padded rows into
+// scratch, copied out.
+func panelTiles(tile func(dst []float64, ldd int, a []float64, lda int, b []float64, k int), dst, a64, panel, rowBuf []float64, buf *[4 * 16]float64, m, k, n, j0, cols int) {
 	i := 0
 	if cols == 16 {
 		for ; i+4 <= m; i += 4 {
-			tile4x16(dst[i*n+j0:], n, a64[i*k:], k, panel, k)
+			tile(dst[i*n+j0:], n, a64[i*k:], k, panel, k)
 		}
 	}
 	for ; i < m; i += 4 {
 		rows := min(4, m-i)
 		copy(rowBuf, a64[i*k:(i+rows)*k])
 		clear(rowBuf[rows*k:])
-		tile4x16(tile[:], 16, rowBuf, k, panel, k)
+		tile(buf[:], 16, rowBuf, k, panel, k)
 		for r := range rows {
-			copy(dst[(i+r)*n+j0:(i+r)*n+j0+cols], tile[r*16:r*16+cols])
+			copy(dst[(i+r)*n+j0:(i+r)*n+j0+cols], buf[r*16:r*16+cols])
 		}
 	}
-}
-
-// float64Rows is a as float64 values (a itself when it holds float64).
-func float64Rows[A float32 | float64](a []A) []float64 {
-	if a64, ok := any(a).([]float64); ok {
-		return a64
-	}
-	a64 := make([]float64, len(a))
-	for i, v := range a {
-		a64[i] = float64(v)
-	}
-	return a64
 }

@@ -17,3 +17,15 @@ func tile4x16(dst []float64, ldd int, a []float64, lda int, b []float64, k int) 
 	_ = b[16*k-1]
 	matmulTile4x16(&dst[0], ldd, &a[0], lda, &b[0], k)
 }
+
+//go:noescape
+func matmulTile4x16FMA(dst *float64, ldd int, a *float64, lda int, b *float64, k int)
+
+// tile4x16FMA is tile4x16 with fused multiply-adds: only for products
+// that are exact in float64 (float32 values; the same bits then).
+func tile4x16FMA(dst []float64, ldd int, a []float64, lda int, b []float64, k int) {
+	_ = dst[3*ldd+15]
+	_ = a[3*lda+k-1]
+	_ = b[16*k-1]
+	matmulTile4x16FMA(&dst[0], ldd, &a[0], lda, &b[0], k)
+}

@@ -343,7 +343,7 @@ var mxDecodeF32 = func() (t [256][16]uint32) {
 	return
 }()
 
-// mxDecodeF64 is mxDecodeF32 widened to float64 (the values matmulPanels
+// mxDecodeF64 is mxDecodeF32 widened to float64 (the values tilePanels
 // packs from MXFP4 codes: those Matmul reads from MXFP4Dequantize's output).
 var mxDecodeF64 = func() (t [256][16]float64) {
 	for b := range t {
@@ -355,7 +355,7 @@ var mxDecodeF64 = func() (t [256][16]float64) {
 }()
 
 // packMXFP4 packs W [n, k] in MXFP4 (codes [n, k/2], scales [n, k/32])
-// for matmulPanels: the panel gets the float64 of each dequantized value,
+// for tilePanels: the panel gets the float64 of each dequantized value,
 // with no float32 W in between.
 func packMXFP4(codes, scales []uint8, k int) func(panel []float64, j0, cols int) {
 	return func(panel []float64, j0, cols int) {

@@ -88,11 +88,11 @@ func checkGEMM(y, s []float64, m, n, k int) error {
 // over ascending k with exact products: the definition above); S is the
 // same Matmul over the magnitudes, sign bits cleared in place. On the
 // vector tiles W is decoded straight into Matmul's panels and S comes
-// from the same panels (matmulPanels): the same sums.
+// from the same panels (tilePanels): the same sums.
 func gemmDecoded(y, s []float64, xf []float32, codes, scales []uint8, m, n, k int) error {
 	checkMXLens(codes, scales, n, k)
 	if useTiles(m, k, n) {
-		matmulPanels(y, s, xf, m, k, n, packMXFP4(codes, scales, k))
+		tilePanels(y, s, xf, m, k, n, packMXFP4(codes, scales, k))
 		return nil
 	}
 	wf := make([]float32, n*k)

@@ -263,7 +263,7 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 	// On the vector tiles W1 and W2 are decoded straight into the GEMM's
 	// panels (gemmDecoded's sums); elsewhere dequantized, then multiplied.
 	if useTiles(nt, hd, 2*in) {
-		matmulPanels(h, nil, xg, nt, hd, 2*in, packMXFP4(w1c, w1s, hd))
+		tilePanels(h, nil, xg, nt, hd, 2*in, packMXFP4(w1c, w1s, hd))
 	} else {
 		if err := MXFP4Dequantize(w1f, w1c, w1s, 2*in, hd); err != nil {
 			return err
@@ -291,12 +291,12 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 		if sbuf != nil {
 			so = make([]float64, nt*hd) // |a| @ |W2|^T from the same panels
 		}
-		matmulPanels(o, so, a, nt, in, hd, packMXFP4(w2c, w2s, in))
+		tilePanels(o, so, a, nt, in, hd, packMXFP4(w2c, w2s, in))
 	} else {
 		if err := MXFP4Dequantize(w2f, w2c, w2s, hd, in); err != nil {
 			return err
 		}
-		matmulF64NK(o, a, w2f, nt, in, hd)
+		matmul(o, a, w2f, nt, in, hd, true)
 	}
 	b2 := w.B2[e*hd : (e+1)*hd]
 	for r, i := range rs {
@@ -317,7 +317,7 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 			wb[i] &= 0x7fffffff
 		}
 		so = o
-		matmulF64NK(so, a, w2f, nt, in, hd)
+		matmul(so, a, w2f, nt, in, hd, true)
 	}
 	for r, i := range rs {
 		dst := sbuf[(i-r0)*hd : (i-r0+1)*hd]
@@ -326,14 +326,4 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 		}
 	}
 	return nil
-}
-
-// matmulF64NK is dst [m, n] = a [m, k] (float64) @ b^T, b [n, k] float32:
-// each element the float64 sum over ascending p of float64(a[i,p]*b[j,p]),
-// by Matmul's NK kernel over the same row-pair x column-block units (the
-// scalar path; on the vector tiles moeExpert packs W2 from its codes).
-func matmulF64NK(dst, a []float64, b []float32, m, k, n int) {
-	forMatmulUnits(m, n, func(scratch *[]float64, i0, rows, j0, j1 int) {
-		matmulNK(dst, a, b, nkScratch(scratch, k), i0, rows, j0, j1, k, n)
-	})
 }

@@ -75,16 +75,6 @@ func planDSAAttention(raw json.RawMessage) (*casePlan, error) {
 	return &casePlan{params: canonical(p), dtype: "bfloat16", bytes: bytes, build: func(c *caseCtx) error { return buildDSAAttention(c, &p) }}, nil
 }
 
-// dsaSlotValues draws the ckv and kpe rows of one slot: a pure function of
-// the slot, so the golden regenerates the selected slots instead of
-// holding the cache.
-func dsaSlotValues(c *caseCtx, s, dc, dr int, ckv, kpe []uint16) {
-	gen.Normal(c.stream("ckv_cache"), ckv, int64(s)*int64(dc), gen.BF16, 1)
-	if dr > 0 {
-		gen.Normal(c.stream("kpe_cache"), kpe, int64(s)*int64(dr), gen.BF16, 1)
-	}
-}
-
 func buildDSAAttention(c *caseCtx, p *dsaAttnParams) error {
 	pr, err := newDSAProblem(c, &p.dsaLayoutParams, p.NN, p.IndexHI, p.IndexDI, p.K, "ue8m0", 0, false)
 	if err != nil {
@@ -112,12 +102,22 @@ func buildDSAAttention(c *caseCtx, p *dsaAttnParams) error {
 			row[i], row[j] = row[j], row[i]
 		}
 	}
-	selected := make([]bool, l.nb*dsaPS)
+	// The selected slots, numbered in slot order: their values are kept
+	// (float32) as the caches are written, for the golden to copy.
+	keptAt := slices.Repeat([]int32{-1}, l.nb*dsaPS)
 	for _, x := range idx {
 		if x >= 0 {
-			selected[x] = true
+			keptAt[x] = 0
 		}
 	}
+	nsel := 0
+	for s, v := range keptAt {
+		if v == 0 {
+			keptAt[s] = int32(nsel)
+			nsel++
+		}
+	}
+	kept := map[string][]float32{"ckv_cache": make([]float32, nsel*p.DC), "kpe_cache": make([]float32, nsel*p.DR)}
 	T, H := int64(rows), int64(p.H)
 	qn := normalTensor(c.stream("q_nope"), "bfloat16", rows*p.H*p.DC, 0, 1)
 	qp := normalTensor(c.stream("q_pe"), "bfloat16", rows*p.H*p.DR, 0, 1)
@@ -139,16 +139,15 @@ func buildDSAAttention(c *caseCtx, p *dsaAttnParams) error {
 				for o := range dsaPS {
 					s := pg*dsaPS + o
 					row := page[o*part.d : (o+1)*part.d]
-					switch {
-					case !selected[s]:
+					if keptAt[s] < 0 {
 						for i := range row {
 							row[i] = nanBF16
 						}
-					case part.name == "ckv_cache":
-						dsaSlotValues(c, s, p.DC, 0, row, nil)
-					default:
-						gen.Normal(c.stream("kpe_cache"), row, int64(s)*int64(p.DR), gen.BF16, 1)
+						continue
 					}
+					gen.Normal(c.stream(part.name), row, int64(s)*int64(part.d), gen.BF16, 1)
+					j := int(keptAt[s])
+					halfToF32(kept[part.name][j*part.d:(j+1)*part.d], row, "bfloat16")
 				}
 				if err := t.u16(page); err != nil {
 					return err
@@ -167,11 +166,10 @@ func buildDSAAttention(c *caseCtx, p *dsaAttnParams) error {
 		return err
 	}
 	// The golden, one row at a time over a compact copy of its selected
-	// slots (peak memory: one row's K slots, not the cache).
+	// slots in row order (peak memory: the selected slots, not the cache).
 	out := make([]float64, rows*p.H*p.DC)
 	lse := make([]float64, rows*p.H)
 	stats := make([]float64, 2*rows)
-	ckvRow, kpeRow := make([]uint16, p.DC), make([]uint16, p.DR)
 	for r := range rows {
 		row := idx[r*p.K : (r+1)*p.K]
 		var sel []int32
@@ -189,9 +187,9 @@ func buildDSAAttention(c *caseCtx, p *dsaAttnParams) error {
 			if x < 0 {
 				continue
 			}
-			dsaSlotValues(c, int(x), p.DC, p.DR, ckvRow, kpeRow)
-			halfToF32(ckv[j*p.DC:(j+1)*p.DC], ckvRow, "bfloat16")
-			halfToF32(kpe[j*p.DR:(j+1)*p.DR], kpeRow, "bfloat16")
+			g := int(keptAt[x])
+			copy(ckv[j*p.DC:(j+1)*p.DC], kept["ckv_cache"][g*p.DC:(g+1)*p.DC])
+			copy(kpe[j*p.DR:(j+1)*p.DR], kept["kpe_cache"][g*p.DR:(g+1)*p.DR])
 			for _, v := range ckv[j*p.DC : (j+1)*p.DC] {
 				vmax = max(vmax, math.Abs(float64(v)))
 			}

@@ -313,22 +313,41 @@ func newDSAProblem(c *caseCtx, p *dsaLayoutParams, nn, hi, di, k int, scaleFmt s
 			}
 		}
 	}
-	keys := make([]float32, len(slots)*di)
 	ks := c.stream("k")
-	row := make([]uint16, di)
-	for t, s := range slots {
+	// Key s is elements s*di.. of the stream (tied: sequence 0's are all
+	// element 0..), so a run of consecutive slots (up to a block) is one
+	// span: one call, whole chunks on gen's vector path, same values. Each
+	// run is quantized into its slots at once (slots are distinct, so the
+	// cache is the one a single DSAIndexCache call writes); only the margin
+	// planting, which rewrites keys, keeps them all.
+	pr.cache = dsaCanaryCache(l.nb, di)
+	var keys []float32
+	if margin > 0 {
+		keys = make([]float32, len(slots)*di)
+	}
+	run, kbuf := make([]uint16, dsaPS*di), make([]float32, dsaPS*di)
+	drawsAt0 := func(s int32) bool { return tied && l.owner0(int(s)) }
+	for t := 0; t < len(slots); {
+		s, n := slots[t], 1
+		for !drawsAt0(s) && n < dsaPS && t+n < len(slots) && slots[t+n] == s+int32(n) && !drawsAt0(slots[t+n]) {
+			n++
+		}
 		at := int64(s) * int64(di)
-		if tied && l.owner0(int(s)) {
+		if drawsAt0(s) {
 			at = 0
 		}
-		gen.Normal(ks, row, at, gen.BF16, 1)
-		halfToF32(keys[t*di:(t+1)*di], row, "bfloat16")
+		gen.Normal(ks, run[:n*di], at, gen.BF16, 1)
+		k := kbuf[:n*di]
+		if keys != nil {
+			k = keys[t*di : (t+n)*di]
+		}
+		halfToF32(k, run[:n*di], "bfloat16")
+		if err := golden.DSAIndexCache(pr.cache, k, slots[t:t+n], pr.cache, golden.DSACacheDims{T: n, DI: di, NB: l.nb}, f); err != nil {
+			return nil, err
+		}
+		t += n
 	}
-	pr.cache = dsaCanaryCache(l.nb, di)
 	cd := golden.DSACacheDims{T: len(slots), DI: di, NB: l.nb}
-	if err := golden.DSAIndexCache(pr.cache, keys, slots, pr.cache, cd, f); err != nil {
-		return nil, err
-	}
 	rows := pr.dims.B * nn
 	pr.q = dsaE4M3Tensor(c.stream("q"), rows*hi*di, 1)
 	pr.w = make([]float32, rows*hi)

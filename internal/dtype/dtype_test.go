@@ -3,6 +3,7 @@ package dtype
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/goldset/goldset/npy"
@@ -372,5 +373,28 @@ func TestLengthPanics(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+// TestE4M3FromF32 compares E4M3FromF32 with E4M3FromF64 on every float32
+// whose low 12 bits are one of a few patterns (bits 12..31 exhaustive: all
+// signs, exponents and the round bits of both the normal and the
+// subnormal path, with and without sticky bits), and on a million random
+// encodings.
+func TestE4M3FromF32(t *testing.T) {
+	check := func(b uint32) {
+		x := math.Float32frombits(b)
+		if got, want := E4M3FromF32(x), E4M3FromF64(float64(x)); got != want {
+			t.Fatalf("E4M3FromF32(%#08x = %g) = %#02x, E4M3FromF64 %#02x", b, x, got, want)
+		}
+	}
+	for hi := uint32(0); hi < 1<<20; hi++ {
+		for _, lo := range []uint32{0, 1, 0x7ff, 0x800, 0x801, 0xfff} {
+			check(hi<<12 | lo)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 1 << 20 {
+		check(rng.Uint32())
 	}
 }

@@ -142,6 +142,28 @@ func E4M3FromF64(x float64) uint8 {
 	return s | uint8(r)
 }
 
+// E4M3FromF32 is E4M3FromF64(float64(x)) (the widening is exact) on the
+// float32 encoding: the same integer rounding with the round bit at bit
+// 19, and for results below 2^-6 one float32 addition of 2^14, whose ulp
+// is the subnormal unit 2^-9. The index-cache quantizer calls it on every
+// key element (TestE4M3FromF32 compares it with E4M3FromF64).
+func E4M3FromF32(x float32) uint8 {
+	b := math.Float32bits(x)
+	a := b & f32Abs
+	n := a - (127-7)<<23
+	r := (n + 1<<19 - 1 + (n>>20)&1) >> 20
+	if a < 0x3c800000 { // below 2^-6
+		r = math.Float32bits(math.Float32frombits(a)+0x1p14) - 0x46800000
+	}
+	if r > e4m3Max {
+		r = e4m3Max
+	}
+	if a > f32Inf {
+		return e4m3NaN
+	}
+	return uint8(b>>24)&0x80 | uint8(r)
+}
+
 // E4M3ToF64 returns the value of the float8_e4m3fn bits c (exact; 0x7f and
 // 0xff are NaN).
 func E4M3ToF64(c uint8) float64 {

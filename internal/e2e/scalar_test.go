@@ -20,7 +20,7 @@ const scalarGODEBUG = "GODEBUG=cpu.avx512f=off,cpu.avx2=off"
 // kernelSymbols are the assembly kernels of a default amd64 build; a
 // purego build has none of them.
 var kernelSymbols = []string{
-	"golden.matmulTile4x16", "golden.attnQKF32", "golden.attnPVBF16", "golden.orderedMinMaxAVX2",
+	"golden.matmulTile4x16", "golden.matmulTile4x16FMA", "golden.dsaE4M3CodesAVX512", "golden.dsaHeadSumsAVX512", "golden.attnQKF32", "golden.attnPVBF16", "golden.orderedMinMaxAVX2",
 	"gen.chunkHalfAVX512", "npy.f16sToF32sF16C", "npy.bf16sToF32sAVX2",
 }
 
