@@ -131,6 +131,7 @@
 //	MXScale         bit-identical, masked by the op   MXFP4 scale bytes (all-zero blocks ungraded)
 //	MXGEMM          bf16   2^-8   floor  -  2^-8  -  + 2^-18*S    mxfp4 gemm y, moe out
 //	                fp32   2^-23  floor  -  2^-20 -  + 2^-18*S    (the truth's row)
+//	MXMoEActBF16    as MXGEMM with + 2^-16*S              moe out with act_round bfloat16
 //
 // float64 outputs (not produced by the spec) get 1e-12-scale limits.
 //

@@ -407,7 +407,13 @@ func planMXMoE(raw json.RawMessage) (*casePlan, error) {
 	t, hd, in, e := int64(p.T), int64(p.Hd), int64(p.I), int64(p.E)
 	w := e * 3 * in * hd
 	bytes := 2*t*hd + 4*t*e + w/2 + w/32 + 2*e*(2*in+hd) + t*hd*(2+4+4) + 8*t*int64(p.TopK)
-	return &casePlan{params: canonical(p), dtype: "bfloat16", bytes: bytes, build: func(c *caseCtx) error { return buildMXMoE(c, p) }}, nil
+	var family func(string) (compare.Family, bool)
+	if p.roundAct() { // activation flips: compare.MXMoEActBF16
+		family = func(name string) (compare.Family, bool) {
+			return compare.MXMoEActBF16, name == "out" || name == "out_truth"
+		}
+	}
+	return &casePlan{params: canonical(p), dtype: "bfloat16", bytes: bytes, family: family, build: func(c *caseCtx) error { return buildMXMoE(c, p) }}, nil
 }
 
 // moeRoute draws the router logits (N(0, RouterStd) minus RouterSkew*ln(e+1))
