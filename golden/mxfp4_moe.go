@@ -168,8 +168,7 @@ func MXFP4MoE(out []float64, counts []int64, x []uint16, logits []float32, w MoE
 	// Tokens go in chunks so the per-(token, rank) buffers stay bounded;
 	// every result is a sum over one token, so chunking changes no bit.
 	chunk := max(1, moeChunkBytes/(8*k*(hd+3*in)))
-	w1f := make([]float32, 2*in*hd)
-	w2f := make([]float32, hd*in)
+	var sc MoEScratch
 	obuf := make([]float64, min(chunk, d.T)*k*hd)
 	for t0 := 0; t0 < d.T; t0 += chunk {
 		t1 := min(d.T, t0+chunk)
@@ -182,7 +181,7 @@ func MXFP4MoE(out []float64, counts []int64, x []uint16, logits []float32, w MoE
 			if len(rs) == 0 {
 				continue
 			}
-			if err := moeExpert(obuf, nil, rs, t0*k, x, w, d, e, w1f, w2f); err != nil {
+			if err := moeExpert(obuf, nil, rs, t0*k, x, w, d, e, &sc); err != nil {
 				return err
 			}
 		}
@@ -236,20 +235,27 @@ func MXFP4MoEExpert(o, s []float64, xs []uint16, nt int, w1c, w1s []uint8, b1 []
 	if sc == nil {
 		sc = new(MoEScratch)
 	}
-	if len(sc.w1f) != 2*in*hd || len(sc.w2f) != hd*in {
-		sc.w1f, sc.w2f = make([]float32, 2*in*hd), make([]float32, hd*in)
-	}
-	return moeExpert(o, s, rs, 0, xs, w, d, 0, sc.w1f, sc.w2f)
+	return moeExpert(o, s, rs, 0, xs, w, d, 0, sc)
 }
 
 // MoEScratch is MXFP4MoEExpert's reusable decode buffers (the zero value
 // is ready; every call overwrites them).
 type MoEScratch struct{ w1f, w2f []float32 }
 
+// decoded returns a float32 buffer of n elements in *buf, allocated on
+// first use: only the scalar path (fewer than 4 tokens, or no vector
+// tiles) decodes W to float32; the tiles decode codes into their panels.
+func decoded(buf *[]float32, n int) []float32 {
+	if len(*buf) != n {
+		*buf = make([]float32, n)
+	}
+	return *buf
+}
+
 // moeExpert runs expert e on the (token, rank) rows rs (indices into ids,
 // the chunk starting at row r0) and writes W2 a + b2 into obuf (and, with
 // sbuf non-nil, the bound |a| @ |W2|^T + |b2| into sbuf, same rows).
-func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights, d MoEDims, e int, w1f, w2f []float32) error {
+func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights, d MoEDims, e int, sc *MoEScratch) error {
 	hd, in := d.Hd, d.I
 	nt := len(rs)
 	xg := make([]float32, nt*hd)
@@ -265,6 +271,7 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 	if useTiles(nt, hd, 2*in) {
 		tilePanels(h, nil, xg, nt, hd, 2*in, packMXFP4(w1c, w1s, hd))
 	} else {
+		w1f := decoded(&sc.w1f, 2*in*hd)
 		if err := MXFP4Dequantize(w1f, w1c, w1s, 2*in, hd); err != nil {
 			return err
 		}
@@ -293,6 +300,7 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 		}
 		tilePanels(o, so, a, nt, in, hd, packMXFP4(w2c, w2s, in))
 	} else {
+		w2f := decoded(&sc.w2f, hd*in)
 		if err := MXFP4Dequantize(w2f, w2c, w2s, hd, in); err != nil {
 			return err
 		}
@@ -312,6 +320,7 @@ func moeExpert(obuf, sbuf []float64, rs []int, r0 int, x []uint16, w MoEWeights,
 		for i, v := range a {
 			a[i] = math.Abs(v)
 		}
+		w2f := sc.w2f // the scalar path above decoded W2 into it
 		wb := f32Bits(w2f)
 		for i := range wb {
 			wb[i] &= 0x7fffffff
