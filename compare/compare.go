@@ -371,6 +371,12 @@ func (j *judge) elementwise() {
 	case sg2 > 0 || sc2 > 0:
 		r.Cosine = 0
 	}
+	if nonfinite > 0 {
+		// The sums above cover the finite pairs only: with a NaN or an
+		// infinity where the golden is finite (or the reverse) the
+		// tensor-wide distance is undefined, not that of the rest.
+		r.RelL2, r.Cosine = Float(math.NaN()), Float(math.NaN())
+	}
 
 	r.Checks = append(r.Checks, Check{
 		Rule: "nonfinite", Formula: "NaN/+Inf/-Inf where and only where the golden has them",

@@ -510,8 +510,17 @@ func TestRoundedTruthPasses(t *testing.T) {
 }
 
 func TestJSON(t *testing.T) {
+	// a NaN where the golden is finite: the tensor-wide rel_l2 and cosine
+	// are undefined (NaN), not those of the finite pairs (0 and 1 here)
+	nr, err := Compare([]float64{1, 2, 3}, []float64{1, math.NaN(), 3}, []int64{3}, fp32Tol(), Options{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(float64(nr.RelL2)) || !math.IsNaN(float64(nr.Cosine)) || nr.Status != Fail {
+		t.Fatalf("NaN candidate: rel_l2 %v cosine %v status %s, want NaN NaN FAIL", nr.RelL2, nr.Cosine, nr.Status)
+	}
 	// golden all zero, candidate not: rel_l2 is +Inf and must survive JSON
-	r, err := Compare([]float64{0, 0}, []float64{1, math.NaN()}, []int64{2}, fp32Tol(), Options{Name: "x"})
+	r, err := Compare([]float64{0, 0}, []float64{1, 2}, []int64{2}, fp32Tol(), Options{Name: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,6 +88,8 @@ type Report struct {
 	// mismatches included: the Ascend precision metric.
 	DoubleThousandth Float `json:"double_thousandth"`
 
+	// RelL2 and Cosine are NaN when a non-finite value sits where the
+	// golden's is finite or the reverse (the nonfinite rule's violations).
 	RelL2         Float   `json:"rel_l2"` // ||c-g|| / ||g|| over the whole tensor
 	WorstRowRelL2 Float   `json:"worst_row_rel_l2"`
 	WorstRow      []int64 `json:"worst_row_index,omitempty"`
