@@ -335,15 +335,15 @@ func (k *dsaKeys) draw(dst []float32, s, n int) {
 }
 
 // quantize draws the keys of the n slots from s (one block) and writes
-// them into slots at..at+n-1 of cache (nb blocks); kbuf holds n*di floats
+// them into slots o..o+n-1 of blk, one cache block; kbuf holds n*di floats
 // and keeps the drawn keys.
-func (k *dsaKeys) quantize(cache []byte, nb, at, s, n int, kbuf []float32) error {
+func (k *dsaKeys) quantize(blk []byte, o, s, n int, kbuf []float32) error {
 	k.draw(kbuf, s, n)
-	slots := make([]int32, n)
-	for i := range slots {
-		slots[i] = int32(at + i)
+	var slots [dsaPS]int32
+	for i := range n {
+		slots[i] = int32(o + i)
 	}
-	return golden.DSAIndexCache(cache, kbuf[:n*k.di], slots, cache, golden.DSACacheDims{T: n, DI: k.di, NB: nb}, k.f)
+	return golden.DSAIndexCache(blk, kbuf[:n*k.di], slots[:n], blk, golden.DSACacheDims{T: n, DI: k.di, NB: 1}, k.f)
 }
 
 // newDSAProblem draws a paged decode problem and runs the golden indexer:
@@ -411,7 +411,7 @@ func newDSAProblem(c *caseCtx, p *dsaLayoutParams, nn, hi, di, k int, scaleFmt s
 			if margin > 0 {
 				kb = kf[i*dsaPS*di : (i*dsaPS+n)*di]
 			}
-			if err := pr.keys.quantize(cache, nblk, i*dsaPS, l.slot(b, i*dsaPS), n, kb); err != nil {
+			if err := pr.keys.quantize(cache[i*bb:(i+1)*bb], 0, l.slot(b, i*dsaPS), n, kb); err != nil {
 				return nil, fmt.Errorf("sequence %d: %w", b, err)
 			}
 		}
@@ -478,7 +478,7 @@ func (pr *dsaProblem) writeCache(c *caseCtx) error {
 				for o+n < dsaPS && l.read[p*dsaPS+o+n] {
 					n++
 				}
-				if err := pr.keys.quantize(blk, 1, o, p*dsaPS+o, n, kf); err != nil {
+				if err := pr.keys.quantize(blk, o, p*dsaPS+o, n, kf); err != nil {
 					return err
 				}
 				o += n
