@@ -349,12 +349,13 @@ func (k *dsaKeys) quantize(blk []byte, o, s, n int, kbuf []float32) error {
 // newDSAProblem draws a paged decode problem and runs the golden indexer:
 // keys (bf16, drawn by slot so that shared pages hold one key) quantized
 // into a cache of NaN canaries, q as e4m3 codes, weights of std
-// 1/sqrt(HI) (non-negative with a margin). The golden (and the margin's
-// planting, which needs NN = 1 and so never reaches a shared page's other
-// reader) runs sequence by sequence over that sequence's pages alone,
-// copied into a local cache whose block i is the sequence's logical block
-// i: its scores, selection and row info are those over the whole cache,
-// bit for bit (each row reads its own sequence's slots only).
+// 1/sqrt(HI) (non-negative with a margin). The golden runs sequence by
+// sequence over that sequence's pages alone, drawn into a local cache
+// whose block i is the sequence's logical block i: its scores, selection
+// and row info are those over the whole cache, bit for bit (each row reads
+// its own sequence's slots only). So does the margin's planting: a
+// demoted key must lie in a page no other sequence reads (checked against
+// the whole block table), so demoting it changes no other sequence.
 func newDSAProblem(c *caseCtx, p *dsaLayoutParams, nn, hi, di, k int, scaleFmt string, margin float64, tied bool) (*dsaProblem, error) {
 	f, err := dsaScaleFmt(scaleFmt)
 	if err != nil {
