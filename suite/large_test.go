@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func TestLargeIndex(t *testing.T) {
 	r := &manifests.Recipe{Name: "large", Version: "1", SpecVersion: 1, Cases: []manifests.RecipeCase{{ID: "pa", Op: "paged_attention", Split: "public", Params: json.RawMessage(params)}}}
 
 	var m *manifests.Manifest
-	peak, err := peakHeap(50*time.Millisecond, func() (err error) {
+	peak, _, err := peakHeap(50*time.Millisecond, 0, func() (err error) {
 		m, err = Build(context.Background(), r, HashSink{}, Options{Jobs: 1})
 		return err
 	})
@@ -48,9 +49,15 @@ func TestLargeIndex(t *testing.T) {
 }
 
 // peakHeap runs f and returns the largest heap in use while it ran (sampled
-// every period) above what was in use before. Earlier tests' garbage
-// (TestControlsShipped holds ~1 GiB) must not count: it is collected first.
-func peakHeap(period time.Duration, f func() error) (uint64, error) {
+// every period) above what was in use before, and that before. Earlier
+// tests' garbage (TestControlsShipped holds ~1 GiB) must not count: it is
+// collected first. gcPercent > 0 sets GOGC meanwhile: the garbage f may
+// leave uncollected is that share of the heap (earlier tests' live data
+// included), which a tight bound needs small.
+func peakHeap(period time.Duration, gcPercent int, f func() error) (above, before uint64, err error) {
+	if gcPercent > 0 {
+		defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
+	}
 	runtime.GC()
 	var base runtime.MemStats
 	runtime.ReadMemStats(&base)
@@ -71,8 +78,8 @@ func peakHeap(period time.Duration, f func() error) (uint64, error) {
 			}
 		}
 	}()
-	err := f()
+	err = f()
 	close(done)
 	<-stopped
-	return peak.Load() - min(peak.Load(), base.HeapInuse), err
+	return peak.Load() - min(peak.Load(), base.HeapInuse), base.HeapInuse, err
 }
