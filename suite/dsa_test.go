@@ -2,10 +2,13 @@ package suite
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goldset/goldset/manifests"
 )
@@ -137,4 +140,26 @@ func BenchmarkBuildStage5DSA(b *testing.B) {
 		}
 	}
 	b.SetBytes(bytes)
+}
+
+// TestDSAIndexerMemoryPerSequence: the heap of a paged indexer case of 64
+// sequences stays far below its index cache: the cache streams block by
+// block and the golden holds one sequence's pages at a time (docs/spec.md
+// §8b). A build that holds the cache whole exceeds the bound.
+func TestDSAIndexerMemoryPerSequence(t *testing.T) {
+	const seqs, l, shared = 64, 4096, 2
+	params, _ := json.Marshal(map[string]any{"seq_lens": slices.Repeat([]int{l}, seqs), "hi": 4, "di": 128, "k": 64, "shuffle": true, "shared_pages": shared})
+	r := &manifests.Recipe{Name: "mem", Version: "1", SpecVersion: 1, Cases: []manifests.RecipeCase{{ID: "ix", Op: "dsa_indexer", Split: "public", Params: params}}}
+	peak, base, err := peakHeap(2*time.Millisecond, 2, func() error {
+		_, err := Build(context.Background(), r, HashSink{}, Options{Jobs: 1})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := (seqs*l/dsaPS - (seqs-1)*shared) * 132 * dsaPS // bytes; a shared block once
+	if peak > uint64(cache/2) {
+		t.Errorf("peak heap %d KiB for an index cache of %d KiB: memory scales with the cache, not a sequence", peak>>10, cache>>10)
+	}
+	t.Logf("peak heap %d KiB for an index cache of %d KiB (%d KiB in use before)", peak>>10, cache>>10, base>>10)
 }

@@ -143,10 +143,16 @@ func dsaWriteBytes(c *caseCtx, ts tensorSpec, b []byte) error {
 // the e4m3 NaN 0x7f and every scale a NaN: a kernel reading a slot no row
 // may read sees NaN.
 func dsaCanaryCache(nb, di int) []byte {
+	out := make([]byte, nb*golden.DSABlockBytes(di))
+	dsaFillCanary(out, di)
+	return out
+}
+
+// dsaFillCanary fills whole index-cache blocks with dsaCanaryCache's NaNs.
+func dsaFillCanary(cache []byte, di int) {
 	bb := golden.DSABlockBytes(di)
-	out := make([]byte, nb*bb)
-	for p := range nb {
-		blk := out[p*bb : (p+1)*bb]
+	for p := range len(cache) / bb {
+		blk := cache[p*bb : (p+1)*bb]
 		for i := range dsaPS * di {
 			blk[i] = 0x7f
 		}
@@ -154,7 +160,6 @@ func dsaCanaryCache(nb, di int) []byte {
 			binary.LittleEndian.PutUint32(blk[dsaPS*di+4*o:], 0x7fc00000)
 		}
 	}
-	return out
 }
 
 // dsaScaleFmt parses scale_fmt.

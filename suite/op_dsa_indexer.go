@@ -278,77 +278,103 @@ func planDSAIndexer(raw json.RawMessage) (*casePlan, error) {
 	}}, nil
 }
 
-// dsaProblem is a built paged indexer problem.
+// dsaProblem is a built paged indexer problem. It holds no index cache:
+// every key is a pure function of its slot (dsaKeys), so the cache is
+// regenerated block by block as it is written (writeCache) and the golden
+// runs one sequence at a time over a compact copy of that sequence's
+// pages; peak memory is one sequence's keys, not the cache.
 type dsaProblem struct {
 	l       *dsaLayout
 	dims    golden.DSAIndexerDims
+	keys    *dsaKeys
 	q       []byte
 	w       []float32
-	cache   []byte
 	logits  []float64
 	tl, tp  []int32
 	info    []golden.DSARowInfo
 	demoted []golden.DSADemotion
 }
 
+// dsaKeys draws the paged indexer's keys: the key of slot s is the di bf16
+// values of stream "k" from element s*di (tied: every slot of sequence 0's
+// blocks, shared ones included, takes elements 0..di-1), so a key depends
+// on its slot alone and a run of a block's slots is one span (whole chunks
+// on gen's vector path, the same values as slot by slot). A demoted slot
+// (margin) has its key divided by 2^halvings before quantization, which
+// changes only its scale.
+type dsaKeys struct {
+	ks    gen.Stream
+	di    int
+	f     golden.DSAScaleFmt
+	tied0 []bool      // [nb] blocks whose keys are all elements 0..di-1
+	halve map[int]int // slot -> halvings of the margin's demoted keys
+	run   []uint16    // [64*di] scratch
+}
+
+// draw writes the float32 keys of the n slots from s (one block) into dst.
+func (k *dsaKeys) draw(dst []float32, s, n int) {
+	di := k.di
+	if k.tied0[s/dsaPS] {
+		gen.Normal(k.ks, k.run[:di], 0, gen.BF16, 1)
+		halfToF32(dst[:di], k.run[:di], "bfloat16")
+		for i := 1; i < n; i++ {
+			copy(dst[i*di:(i+1)*di], dst[:di])
+		}
+	} else {
+		gen.Normal(k.ks, k.run[:n*di], int64(s)*int64(di), gen.BF16, 1)
+		halfToF32(dst[:n*di], k.run[:n*di], "bfloat16")
+	}
+	for i := range n {
+		if h, ok := k.halve[s+i]; ok {
+			div := float32(math.Ldexp(1, h))
+			for d := range dst[i*di : (i+1)*di] {
+				dst[i*di+d] /= div // exact: DSAIndexerMargin checked that no value underflows
+			}
+		}
+	}
+}
+
+// quantize draws the keys of the n slots from s (one block) and writes
+// them into slots o..o+n-1 of blk, one cache block; kbuf holds n*di floats
+// and keeps the drawn keys.
+func (k *dsaKeys) quantize(blk []byte, o, s, n int, kbuf []float32) error {
+	k.draw(kbuf, s, n)
+	var slots [dsaPS]int32
+	for i := range n {
+		slots[i] = int32(o + i)
+	}
+	return golden.DSAIndexCache(blk, kbuf[:n*k.di], slots[:n], blk, golden.DSACacheDims{T: n, DI: k.di, NB: 1}, k.f)
+}
+
 // newDSAProblem draws a paged decode problem and runs the golden indexer:
-// keys (bf16, one row per slot read, drawn by slot so that shared pages
-// hold one key) quantized into a cache of NaN canaries, q as e4m3 codes,
-// weights of std 1/sqrt(HI) (non-negative with a margin).
+// keys (bf16, drawn by slot so that shared pages hold one key) quantized
+// into a cache of NaN canaries, q as e4m3 codes, weights of std
+// 1/sqrt(HI) (non-negative with a margin). The golden runs sequence by
+// sequence over that sequence's pages alone, drawn into a local cache
+// whose block i is the sequence's logical block i: its scores, selection
+// and row info are those over the whole cache, bit for bit (each row reads
+// its own sequence's slots only). So does the margin's planting: a
+// demoted key must lie in a page no other sequence reads (checked against
+// the whole block table), so demoting it changes no other sequence.
 func newDSAProblem(c *caseCtx, p *dsaLayoutParams, nn, hi, di, k int, scaleFmt string, margin float64, tied bool) (*dsaProblem, error) {
 	f, err := dsaScaleFmt(scaleFmt)
 	if err != nil {
 		return nil, err
 	}
 	l := newDSALayout(c, p)
-	pr := &dsaProblem{l: l, dims: golden.DSAIndexerDims{B: len(l.lens), NN: nn, HI: hi, DI: di, NB: l.nb, MAXB: l.maxb, K: k}}
-	// The slots read, in (sequence, position) order, first reference only.
-	var slots []int32
-	seen := make([]bool, l.nb*dsaPS)
+	B := len(l.lens)
+	pr := &dsaProblem{l: l, dims: golden.DSAIndexerDims{B: B, NN: nn, HI: hi, DI: di, NB: l.nb, MAXB: l.maxb, K: k}}
+	pr.keys = &dsaKeys{ks: c.stream("k"), di: di, f: f, tied0: make([]bool, l.nb), halve: map[int]int{}, run: make([]uint16, dsaPS*di)}
+	refs := make([]int, l.nb)
 	for b, L := range l.lens {
-		for pos := range int(L) {
-			if s := l.slot(b, pos); !seen[s] {
-				seen[s] = true
-				slots = append(slots, int32(s))
+		for i := range numBlocksDSA(int(L)) {
+			refs[l.bt[b*l.maxb+i]]++
+			if tied && b == 0 {
+				pr.keys.tied0[l.bt[i]] = true
 			}
 		}
 	}
-	ks := c.stream("k")
-	// Key s is elements s*di.. of the stream (tied: sequence 0's are all
-	// element 0..), so a run of consecutive slots (up to a block) is one
-	// span: one call, whole chunks on gen's vector path, same values. Each
-	// run is quantized into its slots at once (slots are distinct, so the
-	// cache is the one a single DSAIndexCache call writes); only the margin
-	// planting, which rewrites keys, keeps them all.
-	pr.cache = dsaCanaryCache(l.nb, di)
-	var keys []float32
-	if margin > 0 {
-		keys = make([]float32, len(slots)*di)
-	}
-	run, kbuf := make([]uint16, dsaPS*di), make([]float32, dsaPS*di)
-	drawsAt0 := func(s int32) bool { return tied && l.owner0(int(s)) }
-	for t := 0; t < len(slots); {
-		s, n := slots[t], 1
-		for !drawsAt0(s) && n < dsaPS && t+n < len(slots) && slots[t+n] == s+int32(n) && !drawsAt0(slots[t+n]) {
-			n++
-		}
-		at := int64(s) * int64(di)
-		if drawsAt0(s) {
-			at = 0
-		}
-		gen.Normal(ks, run[:n*di], at, gen.BF16, 1)
-		k := kbuf[:n*di]
-		if keys != nil {
-			k = keys[t*di : (t+n)*di]
-		}
-		halfToF32(k, run[:n*di], "bfloat16")
-		if err := golden.DSAIndexCache(pr.cache, k, slots[t:t+n], pr.cache, golden.DSACacheDims{T: n, DI: di, NB: l.nb}, f); err != nil {
-			return nil, err
-		}
-		t += n
-	}
-	cd := golden.DSACacheDims{T: len(slots), DI: di, NB: l.nb}
-	rows := pr.dims.B * nn
+	rows := B * nn
 	pr.q = dsaE4M3Tensor(c.stream("q"), rows*hi*di, 1)
 	pr.w = make([]float32, rows*hi)
 	gen.Normal(c.stream("weights"), pr.w, 0, gen.F32, 1/math.Sqrt(float64(hi)))
@@ -356,27 +382,114 @@ func newDSAProblem(c *caseCtx, p *dsaLayoutParams, nn, hi, di, k int, scaleFmt s
 		for i, x := range pr.w {
 			pr.w[i] = float32(math.Abs(float64(x)))
 		}
-		if pr.demoted, err = golden.DSAIndexerMargin(keys, slots, pr.cache, cd, f, pr.q, pr.w, l.bt, l.lens, pr.dims, margin); err != nil {
-			return nil, err
-		}
 	}
-	pr.logits = make([]float64, rows*l.maxb*dsaPS)
+	W := l.maxb * dsaPS
+	pr.logits = make([]float64, rows*W)
 	pr.tl, pr.tp = make([]int32, rows*k), make([]int32, rows*k)
 	pr.info = make([]golden.DSARowInfo, rows)
-	if err := golden.DSAIndexer(pr.logits, pr.tl, pr.tp, pr.info, pr.q, pr.w, pr.cache, l.bt, l.lens, pr.dims); err != nil {
-		return nil, err
+	bb := golden.DSABlockBytes(di)
+	var cache []byte
+	var kf []float32
+	var lg []float64
+	for b, L32 := range l.lens {
+		L, nblk := int(L32), numBlocksDSA(int(L32))
+		cache = slices.Grow(cache[:0], nblk*bb)[:nblk*bb]
+		dsaFillCanary(cache, di)
+		// The margin keeps the sequence's keys (row = position); else one
+		// block's keys at a time.
+		need := dsaPS * di
+		if margin > 0 {
+			need *= nblk
+		}
+		if len(kf) < need {
+			kf = make([]float32, need)
+		}
+		bt := make([]int32, nblk)
+		for i := range nblk {
+			bt[i] = int32(i)
+			n := min(dsaPS, L-i*dsaPS)
+			kb := kf[:n*di]
+			if margin > 0 {
+				kb = kf[i*dsaPS*di : (i*dsaPS+n)*di]
+			}
+			if err := pr.keys.quantize(cache[i*bb:(i+1)*bb], 0, l.slot(b, i*dsaPS), n, kb); err != nil {
+				return nil, fmt.Errorf("sequence %d: %w", b, err)
+			}
+		}
+		d := golden.DSAIndexerDims{B: 1, NN: nn, HI: hi, DI: di, NB: nblk, MAXB: nblk, K: k}
+		qb, wb := pr.q[b*nn*hi*di:(b+1)*nn*hi*di], pr.w[b*nn*hi:(b+1)*nn*hi]
+		if margin > 0 {
+			// Local slot = logical position = row of kf.
+			pos := make([]int32, L)
+			for i := range pos {
+				pos[i] = int32(i)
+			}
+			dem, err := golden.DSAIndexerMargin(kf[:L*di], pos, cache, golden.DSACacheDims{T: L, DI: di, NB: nblk}, f, qb, wb, bt, l.lens[b:b+1], d, margin)
+			if err != nil {
+				return nil, fmt.Errorf("sequence %d: %w", b, err)
+			}
+			for _, x := range dem {
+				x.Seq, x.Slot = b, l.slot(b, x.Pos)
+				if refs[x.Slot/dsaPS] > 1 {
+					return nil, fmt.Errorf("golden: dsa margin: sequence %d position %d lives in slot %d, which another row also sees: %w", b, x.Pos, x.Slot, golden.ErrInvalidParams)
+				}
+				pr.keys.halve[x.Slot] = x.Halvings
+				pr.demoted = append(pr.demoted, x)
+			}
+		}
+		lg = slices.Grow(lg[:0], nn*nblk*dsaPS)[:nn*nblk*dsaPS]
+		tl, info := pr.tl[b*nn*k:(b+1)*nn*k], pr.info[b*nn:(b+1)*nn]
+		if err := golden.DSAIndexer(lg, tl, nil, info, qb, wb, cache, bt, l.lens[b:b+1], d); err != nil {
+			return nil, fmt.Errorf("sequence %d: %w", b, err)
+		}
+		for j := range nn {
+			row := pr.logits[(b*nn+j)*W : (b*nn+j+1)*W]
+			copy(row, lg[j*nblk*dsaPS:(j+1)*nblk*dsaPS])
+			for i := nblk * dsaPS; i < W; i++ {
+				row[i] = math.Inf(-1)
+			}
+		}
+		for i, x := range tl {
+			pr.tp[b*nn*k+i] = x
+			if x >= 0 {
+				pr.tp[b*nn*k+i] = int32(l.slot(b, int(x)))
+			}
+		}
+		c.tick()
 	}
 	return pr, nil
 }
 
-// owner0 reports whether slot s holds a token of sequence 0.
-func (l *dsaLayout) owner0(s int) bool {
-	for i := range numBlocksDSA(int(l.lens[0])) {
-		if int(l.bt[i]) == s/dsaPS {
-			return true
+// writeCache writes the index_cache tensor [NB, 64*DI+256] block by block
+// in physical order: NaN canaries, and the quantized key of every slot
+// some row reads (demoted keys halved).
+func (pr *dsaProblem) writeCache(c *caseCtx) error {
+	l, di := pr.l, pr.dims.DI
+	bb := golden.DSABlockBytes(di)
+	return c.write(tensorSpec{name: "index_cache", role: roleInput, dtype: "uint8", shape: []int64{int64(l.nb), int64(bb)}}, func(t *tensorOut) error {
+		blk, kf := make([]byte, bb), make([]float32, dsaPS*di)
+		for p := range l.nb {
+			dsaFillCanary(blk, di)
+			for o := 0; o < dsaPS; {
+				if !l.read[p*dsaPS+o] {
+					o++
+					continue
+				}
+				n := 1
+				for o+n < dsaPS && l.read[p*dsaPS+o+n] {
+					n++
+				}
+				if err := pr.keys.quantize(blk, o, p*dsaPS+o, n, kf); err != nil {
+					return err
+				}
+				o += n
+			}
+			if err := t.emit(blk); err != nil {
+				return err
+			}
 		}
-	}
-	return false
+		return nil
+	})
 }
 
 func buildDSAPaged(c *caseCtx, p *dsaIndexerParams) error {
@@ -391,7 +504,7 @@ func buildDSAPaged(c *caseCtx, p *dsaIndexerParams) error {
 	if err := c.writeFloat(tensorSpec{name: "weights", role: roleInput, dtype: "float32", shape: []int64{B, NN, int64(p.HI)}}, &floatTensor{dtype: "float32", dt: dtype.Float32, vals: pr.w}); err != nil {
 		return err
 	}
-	if err := dsaWriteBytes(c, tensorSpec{name: "index_cache", role: roleInput, dtype: "uint8", shape: []int64{int64(pr.l.nb), int64(golden.DSABlockBytes(p.DI))}}, pr.cache); err != nil {
+	if err := pr.writeCache(c); err != nil {
 		return err
 	}
 	if err := pr.l.write(c); err != nil {
