@@ -4,6 +4,7 @@
     python3 baselines/triton/run.py BUNDLE... [--goldset BIN] [--ops OP,...] [--cases GLOB,...]
                                     [--split public] [--bench] [--reps 50] [--warmup 10]
                                     [--wrong] [--json FILE] [--markdown FILE]
+                                    [--dsa-dot fp8|fp16] [--moe-act bf16|fp32]
 
 Every case runs through goldset.judge (the kernel's outputs go through
 `goldset compare --json`). --bench also times each case's GPU kernels: a
