@@ -76,20 +76,21 @@ def decode_codes(packed, dev):
     return full.cpu().numpy(), note
 
 
-def decode_e8m0(b, dev):
-    m = b.view(ml_dtypes.float8_e8m0fnu).astype(np.float32)
-    t = torch.from_numpy(b.copy()).view(torch.float8_e8m0fnu).to(torch.float32).numpy()
+def decode_byte_coded(b, ml_type, torch_type, what):
+    """float32 values of byte codes, decoded by ml_dtypes and torch, which must agree."""
+    m = b.view(ml_type).astype(np.float32)
+    t = torch.from_numpy(b.copy()).view(torch_type).to(torch.float32).numpy()
     if not same(m, t):
-        raise SystemExit("torch and ml_dtypes disagree on E8M0")
+        raise SystemExit(f"torch and ml_dtypes disagree on {what}")
     return t
+
+
+def decode_e8m0(b, dev):
+    return decode_byte_coded(b, ml_dtypes.float8_e8m0fnu, torch.float8_e8m0fnu, "E8M0")
 
 
 def decode_e4m3(b, dev):
-    m = b.view(ml_dtypes.float8_e4m3fn).astype(np.float32)
-    t = torch.from_numpy(b.copy()).view(torch.float8_e4m3fn).to(torch.float32).numpy()
-    if not same(m, t):
-        raise SystemExit("torch and ml_dtypes disagree on e4m3")
-    return t
+    return decode_byte_coded(b, ml_dtypes.float8_e4m3fn, torch.float8_e4m3fn, "e4m3")
 
 
 def deq(codes, scales, dev):

@@ -125,20 +125,6 @@ func (l *dsaLayout) writeHeader(c *caseCtx) error {
 	return c.writeInts(tensorSpec{name: "block_header", role: roleGolden, dtype: "int32", shape: []int64{int64(l.nb), 2}}, h)
 }
 
-// dsaWriteBytes writes a byte tensor (uint8 or float8_e4m3fn codes).
-func dsaWriteBytes(c *caseCtx, ts tensorSpec, b []byte) error {
-	return c.write(ts, func(t *tensorOut) error {
-		for len(b) > 0 {
-			n := min(len(b), 4*emitChunk)
-			if err := t.emit(b[:n]); err != nil {
-				return err
-			}
-			b = b[n:]
-		}
-		return nil
-	})
-}
-
 // dsaCanaryCache returns an index cache of nb blocks whose every code is
 // the e4m3 NaN 0x7f and every scale a NaN: a kernel reading a slot no row
 // may read sees NaN.

@@ -69,13 +69,13 @@ func buildDSAIndexCache(c *caseCtx, p *dsaCacheParams) error {
 	}
 	cache := dsaCanaryCache(p.NB, p.DI)
 	shape := []int64{int64(p.NB), int64(golden.DSABlockBytes(p.DI))}
-	if err := dsaWriteBytes(c, tensorSpec{name: "index_cache", role: roleInput, dtype: "uint8", shape: shape}, cache); err != nil {
+	if err := c.writeBytes(tensorSpec{name: "index_cache", role: roleInput, dtype: "uint8", shape: shape}, cache); err != nil {
 		return err
 	}
 	if err := golden.DSAIndexCache(cache, k.vals, sm, cache, golden.DSACacheDims{T: p.T, DI: p.DI, NB: p.NB}, f); err != nil {
 		return err
 	}
-	return dsaWriteBytes(c, tensorSpec{name: "index_cache_out", role: roleGolden, dtype: "uint8", shape: shape}, cache)
+	return c.writeBytes(tensorSpec{name: "index_cache_out", role: roleGolden, dtype: "uint8", shape: shape}, cache)
 }
 
 func dsaIndexCacheControls(d caseData) ([]Control, error) {
@@ -498,7 +498,7 @@ func buildDSAPaged(c *caseCtx, p *dsaIndexerParams) error {
 		return err
 	}
 	B, NN, W := int64(pr.dims.B), int64(p.NN), int64(pr.l.maxb*dsaPS)
-	if err := dsaWriteBytes(c, tensorSpec{name: "q", role: roleInput, dtype: "float8_e4m3fn", shape: []int64{B, NN, int64(p.HI), int64(p.DI)}}, pr.q); err != nil {
+	if err := c.writeBytes(tensorSpec{name: "q", role: roleInput, dtype: "float8_e4m3fn", shape: []int64{B, NN, int64(p.HI), int64(p.DI)}}, pr.q); err != nil {
 		return err
 	}
 	if err := c.writeFloat(tensorSpec{name: "weights", role: roleInput, dtype: "float32", shape: []int64{B, NN, int64(p.HI)}}, &floatTensor{dtype: "float32", dt: dtype.Float32, vals: pr.w}); err != nil {
@@ -591,13 +591,13 @@ func buildDSARagged(c *caseCtx, p *dsaIndexerParams) error {
 		return err
 	}
 	tt := int64(T)
-	if err := dsaWriteBytes(c, tensorSpec{name: "q", role: roleInput, dtype: "float8_e4m3fn", shape: []int64{tt, int64(p.HI), int64(p.DI)}}, q); err != nil {
+	if err := c.writeBytes(tensorSpec{name: "q", role: roleInput, dtype: "float8_e4m3fn", shape: []int64{tt, int64(p.HI), int64(p.DI)}}, q); err != nil {
 		return err
 	}
 	if err := c.writeFloat(tensorSpec{name: "weights", role: roleInput, dtype: "float32", shape: []int64{tt, int64(p.HI)}}, &floatTensor{dtype: "float32", dt: dtype.Float32, vals: w}); err != nil {
 		return err
 	}
-	if err := dsaWriteBytes(c, tensorSpec{name: "kv", role: roleInput, dtype: "float8_e4m3fn", shape: []int64{int64(S), int64(p.DI)}}, kv); err != nil {
+	if err := c.writeBytes(tensorSpec{name: "kv", role: roleInput, dtype: "float8_e4m3fn", shape: []int64{int64(S), int64(p.DI)}}, kv); err != nil {
 		return err
 	}
 	if err := c.writeFloat(tensorSpec{name: "kv_scale", role: roleInput, dtype: "float32", shape: []int64{int64(S)}}, &floatTensor{dtype: "float32", dt: dtype.Float32, vals: kvScale}); err != nil {

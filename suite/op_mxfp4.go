@@ -87,7 +87,8 @@ func checkFrac(name string, v float64) error {
 	return nil
 }
 
-// writeBytes writes a tensor whose data are the given bytes.
+// writeBytes writes a tensor whose data are the given bytes (byte-coded
+// dtypes: uint8, E2M1 pairs, E8M0 and e4m3 codes).
 func (c *caseCtx) writeBytes(ts tensorSpec, b []byte) error {
 	return c.write(ts, func(t *tensorOut) error { return t.bytes(b) })
 }
