@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"runtime"
-	"sync"
-	"sync/atomic"
+
+	"github.com/goldset/goldset/internal/cpuslots"
 )
 
 // Version is the generator version. Changing any output bit of any function
@@ -227,20 +227,5 @@ func Parallel(workers int, at int64, n int, fn func(lo, hi int)) {
 		}
 		return
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				p := int(next.Add(1) - 1)
-				if p >= pieces {
-					return
-				}
-				fn(bounds(p))
-			}
-		}()
-	}
-	wg.Wait()
+	cpuslots.For(workers, pieces, func(_, p int) { fn(bounds(p)) })
 }

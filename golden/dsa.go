@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/goldset/goldset/internal/dtype"
 )
@@ -282,6 +284,31 @@ type dsaScratch struct {
 	order  []dsaEntry
 }
 
+// dsaScratchPool recycles workers' scratch across indexer calls (the suite
+// calls the indexer once per sequence; fresh memory costs page faults).
+var dsaScratchPool sync.Pool
+
+// getDSAScratch returns worker w's scratch, taking one from the pool at
+// the worker's first unit.
+func getDSAScratch(scratch []*dsaScratch, w int) *dsaScratch {
+	if scratch[w] == nil {
+		if s, ok := dsaScratchPool.Get().(*dsaScratch); ok {
+			scratch[w] = s
+		} else {
+			scratch[w] = new(dsaScratch)
+		}
+	}
+	return scratch[w]
+}
+
+func putDSAScratch(scratch []*dsaScratch) {
+	for _, s := range scratch {
+		if s != nil {
+			dsaScratchPool.Put(s)
+		}
+	}
+}
+
 func (s *dsaScratch) grow(rows, hi, di, l int) {
 	if len(s.qf) < rows*hi*di {
 		s.qf = make([]float32, rows*hi*di)
@@ -309,11 +336,13 @@ func dsaIndexer(logits []float64, topkLogical, topkPhysical []int32, info []DSAR
 	nn, hi, di := dims.NN, dims.HI, dims.DI
 	width := dims.MAXB * DSABlockSize
 	workers := numWorkers(dims.B)
-	scratch := make([]dsaScratch, workers)
+	inner := max(1, runtime.GOMAXPROCS(0)/workers) // chunk workers per sequence
+	scratch := make([]*dsaScratch, workers)
+	defer putDSAScratch(scratch)
 	errs := make([]error, dims.B)
 	parallelFor(workers, dims.B, func(w, b int) {
 		l := int(seqLens[b])
-		s := &scratch[w]
+		s := getDSAScratch(scratch, w)
 		s.grow(nn, hi, di, l)
 		rowQ := q[b*nn*hi*di : (b+1)*nn*hi*di]
 		dsaWidenCodes(s.qf[:nn*hi*di], rowQ)
@@ -323,7 +352,7 @@ func dsaIndexer(logits []float64, topkLogical, topkPhysical []int32, info []DSAR
 			_, sc := DSACacheSlot(cache, slotOf(pos), di)
 			return float64(sc)
 		}
-		dsaScoreKeys(s, l, nn*hi, di, func(pos, n int) []uint8 {
+		dsaScoreKeys(s, l, nn*hi, di, inner, func(pos, n int) []uint8 {
 			return dsaRunCodes(cache, slotOf(pos), di, n) // a run within one block: contiguous
 		}, func(c0, cn int, dots []float64) {
 			for j := range nn {
@@ -423,33 +452,76 @@ var dsaE4M3F32 = func() (t [256]float32) {
 // products is a multiple of 2^-18 below 2^34, which float64 holds exactly
 // (52 fraction bits span 2^-18..2^34), so any order gives the same bits
 // (the naive twin sums in d order and the tests compare bit for bit).
-func dsaScoreKeys(s *dsaScratch, n, rows, di int, run func(pos, r int) []uint8, emit func(c0, cn int, dots []float64)) {
-	for c0 := 0; c0 < n; c0 += dsaChunk {
-		cn := min(dsaChunk, n-c0)
-		dots := s.dots[:rows*cn]
-		if hasMatmulTile && rows >= 4 && cn >= 16 {
-			tilePanels(dots, nil, s.qf[:rows*di], rows, di, cn, func(panel []float64, j0, cols int) {
-				codes := run(c0+j0, cols)
-				for c := range cols {
-					for p, x := range codes[c*di : (c+1)*di] {
-						panel[p*16+c] = float64(dsaE4M3F32[x])
-					}
-				}
-			})
-		} else {
-			if len(s.kf) < cn*di {
-				s.kf = make([]float32, dsaChunk*di)
-			}
-			kf := s.kf[:cn*di]
-			for pos := c0; pos < c0+cn; {
-				r := min(DSABlockSize-pos%DSABlockSize, c0+cn-pos)
-				dsaWidenCodes(kf[(pos-c0)*di:(pos-c0+r)*di], run(pos, r))
-				pos += r
-			}
-			Matmul(dots, s.qf[:rows*di], kf, rows, di, cn, true)
+func dsaScoreKeys(s *dsaScratch, n, rows, di, workers int, run func(pos, r int) []uint8, emit func(c0, cn int, dots []float64)) {
+	chunks := (n + dsaChunk - 1) / dsaChunk
+	workers = max(1, min(workers, chunks))
+	if workers == 1 {
+		// One goroutine over the chunks; the tiles of each in parallel.
+		for c0 := 0; c0 < n; c0 += dsaChunk {
+			cn := min(dsaChunk, n-c0)
+			dots := s.dots[:rows*cn]
+			dsaScoreChunk(s, dots, c0, cn, rows, di, numWorkers((cn+15)/16), run)
+			emit(c0, cn, dots)
 		}
-		emit(c0, cn, dots)
+		return
 	}
+	// Chunks in parallel, each on one goroutine (a long sequence of few
+	// rows: per-chunk fork-join of the tiles would cost more than it
+	// gains). Each chunk's dots and sums are the same whoever computes them.
+	bufs := make([]*dsaScratch, workers) // taken from dsaDotsPool as workers start
+	parallelFor(workers, chunks, func(w, ci int) {
+		if bufs[w] == nil {
+			bufs[w] = &dsaScratch{qf: s.qf, dots: getDots(rows * dsaChunk)}
+		}
+		c0 := ci * dsaChunk
+		cn := min(dsaChunk, n-c0)
+		dots := bufs[w].dots[:rows*cn]
+		dsaScoreChunk(bufs[w], dots, c0, cn, rows, di, 1, run)
+		emit(c0, cn, dots)
+	})
+	for _, b := range bufs {
+		if b != nil {
+			dsaDotsPool.Put(&b.dots)
+		}
+	}
+}
+
+// dsaDotsPool recycles the chunk workers' dot buffers (1-2 MiB each) across
+// calls: the suite scores sequence after sequence, and fresh memory costs
+// a page fault per 4 KiB.
+var dsaDotsPool sync.Pool
+
+func getDots(n int) []float64 {
+	if p, ok := dsaDotsPool.Get().(*[]float64); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]float64, n)
+}
+
+// dsaScoreChunk computes the dots [rows, cn] of keys c0..c0+cn-1 (on up
+// to workers goroutines with the tile kernel).
+func dsaScoreChunk(s *dsaScratch, dots []float64, c0, cn, rows, di, workers int, run func(pos, r int) []uint8) {
+	if hasMatmulTile && rows >= 4 && cn >= 16 {
+		tilePanelsOn(workers, dots, nil, s.qf[:rows*di], rows, di, cn, func(panel []float64, j0, cols int) {
+			codes := run(c0+j0, cols)
+			for c := range cols {
+				for p, x := range codes[c*di : (c+1)*di] {
+					panel[p*16+c] = float64(dsaE4M3F32[x])
+				}
+			}
+		})
+		return
+	}
+	if len(s.kf) < cn*di {
+		s.kf = make([]float32, dsaChunk*di)
+	}
+	kf := s.kf[:cn*di]
+	for pos := c0; pos < c0+cn; {
+		r := min(DSABlockSize-pos%DSABlockSize, c0+cn-pos)
+		dsaWidenCodes(kf[(pos-c0)*di:(pos-c0+r)*di], run(pos, r))
+		pos += r
+	}
+	Matmul(dots, s.qf[:rows*di], kf, rows, di, cn, true)
 }
 
 // dsaHeadSums sets sums[i] = sum_{h ascending} float64(w[h]*max(0, dot[h,i]))
@@ -655,15 +727,17 @@ func DSAIndexerRagged(logits []float64, topk []int32, info []DSARowInfo, q []uin
 		}
 	}
 	workers := numWorkers(t)
-	scratch := make([]dsaScratch, workers)
+	inner := max(1, runtime.GOMAXPROCS(0)/workers) // chunk workers per row
+	scratch := make([]*dsaScratch, workers)
+	defer putDSAScratch(scratch)
 	errs := make([]error, t)
 	parallelFor(workers, t, func(w, r int) {
 		lo, n := int(ks[r]), int(ke[r]-ks[r])
-		s := &scratch[w]
+		s := getDSAScratch(scratch, w)
 		s.grow(1, hi, di, n)
 		dsaWidenCodes(s.qf[:hi*di], q[r*hi*di:(r+1)*hi*di])
 		wts := weights[r*hi : (r+1)*hi]
-		dsaScoreKeys(s, n, hi, di, func(pos, n int) []uint8 {
+		dsaScoreKeys(s, n, hi, di, inner, func(pos, n int) []uint8 {
 			return kv[(lo+pos)*di : (lo+pos+n)*di]
 		}, func(c0, cn int, dots []float64) {
 			sums, abs := s.scores[c0:c0+cn], s.abs[c0:c0+cn]

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
-	"sync/atomic"
+
+	"github.com/goldset/goldset/internal/cpuslots"
 )
 
 // Sentinel errors returned (wrapped with context) for bad data. Wrong slice
@@ -115,29 +115,7 @@ func (d AttentionDims) checkSeqs(blockTables, contextLens []int32) error {
 // cross-unit reductions), so the output is the same for any worker count;
 // worker only selects per-worker scratch space.
 func parallelFor(workers, n int, fn func(worker, unit int)) {
-	workers = min(workers, n)
-	if workers <= 1 {
-		for u := range n {
-			fn(0, u)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				u := int(next.Add(1)) - 1
-				if u >= n {
-					return
-				}
-				fn(w, u)
-			}
-		}()
-	}
-	wg.Wait()
+	cpuslots.For(workers, n, fn)
 }
 
 // numWorkers is the scratch-slot count parallelFor needs for n units.

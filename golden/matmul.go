@@ -229,6 +229,11 @@ func packF32(b []float32, k, n int, bNK bool) func(panel []float64, j0, cols int
 // |float64(a*b)| = float64(|a|*|b|), so s has the bits of a second product
 // over the magnitudes, without packing B twice. Needs hasMatmulTile.
 func tilePanels[A float32 | float64](dst, s []float64, a []A, m, k, n int, pack func(panel []float64, j0, cols int)) {
+	tilePanelsOn(numWorkers((n+15)/16), dst, s, a, m, k, n, pack)
+}
+
+// tilePanelsOn is tilePanels on up to workers goroutines (1: the caller's).
+func tilePanelsOn[A float32 | float64](workers int, dst, s []float64, a []A, m, k, n int, pack func(panel []float64, j0, cols int)) {
 	a64, inPlace := any(a).([]float64)
 	blockRows := m
 	tile := tile4x16FMA
@@ -243,7 +248,7 @@ func tilePanels[A float32 | float64](dst, s []float64, a []A, m, k, n int, pack 
 		abs64 = make([]float64, blockRows*k)
 	}
 	panels := (n + 15) / 16
-	workers := numWorkers(panels)
+	workers = max(1, min(workers, panels))
 	type scratch struct {
 		panel, rows []float64
 		tile        [4 * 16]float64

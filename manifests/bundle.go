@@ -197,8 +197,31 @@ type FileWriter struct {
 const writebackStep = 32 << 20
 
 func (fw *FileWriter) Write(p []byte) (int, error) {
+	if fw.dw != nil && len(p) >= hashAsideMin {
+		// The direct writer's copy runs beside the hash: for a large
+		// tensor this goroutine is the build's critical path, and sha256
+		// alone is its floor.
+		hashed := make(chan struct{})
+		go func() {
+			fw.h.Write(p)
+			close(hashed)
+		}()
+		n, err := fw.dw.Write(p)
+		<-hashed
+		// After an error the hash covers bytes the file may lack; a failed
+		// write fails the bundle, so that hash is never recorded.
+		return fw.wrote(n, err)
+	}
 	n, err := fw.w.Write(p)
 	fw.h.Write(p[:n])
+	return fw.wrote(n, err)
+}
+
+// hashAsideMin is the smallest write whose hash runs on its own goroutine.
+const hashAsideMin = 1 << 20
+
+// wrote accounts for n bytes written with error err.
+func (fw *FileWriter) wrote(n int, err error) (int, error) {
 	fw.n += int64(n)
 	if fw.flushed >= 0 && fw.n-fw.flushed >= writebackStep {
 		startWriteback(fw.f, fw.flushed, fw.n-fw.flushed)

@@ -12,6 +12,7 @@ import (
 	"io"
 	"path"
 	"runtime"
+	"runtime/trace"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -223,8 +224,11 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 			defer wg.Done()
 			for i := range next {
 				c := cases[i]
+				// A task per case, so that 'go tool trace' (gen --trace)
+				// shows each case's span and its tensors' writers.
+				tctx, task := trace.NewTask(ctx, "case "+c.ID)
 				cc := &caseCtx{
-					ctx:      ctx,
+					ctx:      tctx,
 					id:       c.ID,
 					seed:     CaseSeed(r, c, o.Secret),
 					tols:     plans[i].tols,
@@ -240,6 +244,7 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 					err = ctx.Err()
 				}
 				cc.abortOpen()
+				task.End()
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {
@@ -383,6 +388,7 @@ func (t *tensorOut) start() {
 	t.done = make(chan struct{})
 	go func() {
 		defer close(t.done)
+		defer trace.StartRegion(t.c.ctx, "write "+t.rel).End()
 		for p := range t.queue {
 			if t.werr.Load() == nil {
 				if _, err := t.nw.Write(p); err != nil {
@@ -400,6 +406,7 @@ func (t *tensorOut) drain() error {
 		close(t.queue)
 		<-t.done
 		t.queue = nil
+		putBufs(t.free)
 	}
 	if e := t.werr.Load(); e != nil {
 		return *e
@@ -505,10 +512,59 @@ func (t *tensorOut) reserve(n int) ([]byte, error) {
 		}
 	}
 	if cap(b) < n {
-		b = make([]byte, n)
-		hugemem.Advise(b)
+		if b = getBuf(n); b == nil {
+			b = make([]byte, n)
+			hugemem.Advise(b)
+		}
 	}
 	return b[:n], nil
+}
+
+// Large write buffers outlive their tensor in a small pool: a fresh buffer
+// costs zeroing and a page fault per 4 KiB (several times more on virtual
+// machines), and a build writes many large tensors one after another.
+const (
+	pooledBufMin  = 1 << 20 // smaller requests get their own buffer
+	pooledBufSize = 4 << 20 // every pooled buffer's capacity
+	pooledBufMax  = 16      // buffers kept
+)
+
+var bufPool struct {
+	sync.Mutex
+	free [][]byte
+}
+
+// getBuf returns a pooled buffer for n bytes, or nil when n is not pooled.
+func getBuf(n int) []byte {
+	if n < pooledBufMin || n > pooledBufSize {
+		return nil
+	}
+	bufPool.Lock()
+	defer bufPool.Unlock()
+	if k := len(bufPool.free); k > 0 {
+		b := bufPool.free[k-1]
+		bufPool.free = bufPool.free[:k-1]
+		return b
+	}
+	b := make([]byte, pooledBufSize)
+	hugemem.Advise(b)
+	return b
+}
+
+// putBufs returns a drained tensor's pooled buffers.
+func putBufs(free chan []byte) {
+	bufPool.Lock()
+	defer bufPool.Unlock()
+	for {
+		select {
+		case b := <-free:
+			if cap(b) == pooledBufSize && len(bufPool.free) < pooledBufMax {
+				bufPool.free = append(bufPool.free, b)
+			}
+		default:
+			return
+		}
+	}
 }
 
 // submit queues a buffer from reserve, filled.
@@ -555,6 +611,24 @@ func (t *tensorOut) forget() {
 		if o == t {
 			t.c.open[i] = nil
 		}
+	}
+}
+
+// fillAsync runs fill(t) on its own goroutine, so that several tensors of
+// a case (and its golden) are produced at once; the manifest keeps the
+// creation order. The returned wait gives fill's error; it must be called
+// before t is closed and before the builder returns (builders defer it),
+// and may be called more than once.
+func fillAsync(t *tensorOut, fill func(*tensorOut) error) (wait func() error) {
+	done := make(chan struct{})
+	var err error
+	go func() {
+		defer close(done)
+		err = fill(t)
+	}()
+	return func() error {
+		<-done
+		return err
 	}
 }
 

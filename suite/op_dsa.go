@@ -138,13 +138,26 @@ func dsaCanaryCache(nb, di int) []byte {
 func dsaFillCanary(cache []byte, di int) {
 	bb := golden.DSABlockBytes(di)
 	for p := range len(cache) / bb {
-		blk := cache[p*bb : (p+1)*bb]
-		for i := range dsaPS * di {
-			blk[i] = 0x7f
-		}
-		for o := range dsaPS {
-			binary.LittleEndian.PutUint32(blk[dsaPS*di+4*o:], 0x7fc00000)
-		}
+		dsaFillCanarySlots(cache[p*bb:(p+1)*bb], di, 0, dsaPS)
+	}
+}
+
+// dsaCanaryScale is the little-endian float32 NaN of a canary slot's scale.
+var dsaCanaryScale = binary.LittleEndian.AppendUint32(nil, 0x7fc00000)
+
+// dsaFillCanarySlots sets the codes and scales of slots o0..o1-1 of one
+// cache block to the canary NaNs.
+func dsaFillCanarySlots(blk []byte, di, o0, o1 int) {
+	fillPattern(blk[o0*di:o1*di], []byte{0x7f})
+	fillPattern(blk[dsaPS*di+4*o0:dsaPS*di+4*o1], dsaCanaryScale)
+}
+
+// fillPattern fills dst with repeats of pat by doubling copies (a byte
+// loop is several times slower for the index caches' megabytes).
+func fillPattern(dst, pat []byte) {
+	n := copy(dst, pat)
+	for n < len(dst) {
+		n += copy(dst[n:], dst[:n])
 	}
 }
 

@@ -80,6 +80,9 @@ func buildDSAAttention(c *caseCtx, p *dsaAttnParams) error {
 	if err != nil {
 		return err
 	}
+	if err := pr.solve(c); err != nil {
+		return err
+	}
 	l := pr.l
 	rows := len(l.lens) * p.NN
 	idx := pr.tp
@@ -102,22 +105,26 @@ func buildDSAAttention(c *caseCtx, p *dsaAttnParams) error {
 			row[i], row[j] = row[j], row[i]
 		}
 	}
-	// The selected slots, numbered in slot order: their values are kept
-	// (float32) as the caches are written, for the golden to copy.
+	// The selected slots, numbered in slot order; their values are drawn
+	// once, up front: the golden reads them while the cache writers store
+	// their bits.
 	keptAt := slices.Repeat([]int32{-1}, l.nb*dsaPS)
 	for _, x := range idx {
 		if x >= 0 {
 			keptAt[x] = 0
 		}
 	}
-	nsel := 0
+	var selSlots []int
 	for s, v := range keptAt {
 		if v == 0 {
-			keptAt[s] = int32(nsel)
-			nsel++
+			keptAt[s] = int32(len(selSlots))
+			selSlots = append(selSlots, s)
 		}
 	}
-	kept := map[string][]float32{"ckv_cache": make([]float32, nsel*p.DC), "kpe_cache": make([]float32, nsel*p.DR)}
+	parts := []*dsaCachePart{{name: "ckv_cache", d: p.DC}, {name: "kpe_cache", d: p.DR}}
+	for _, pt := range parts {
+		pt.draw(c, selSlots)
+	}
 	T, H := int64(rows), int64(p.H)
 	qn := normalTensor(c.stream("q_nope"), "bfloat16", rows*p.H*p.DC, 0, 1)
 	qp := normalTensor(c.stream("q_pe"), "bfloat16", rows*p.H*p.DR, 0, 1)
@@ -127,37 +134,23 @@ func buildDSAAttention(c *caseCtx, p *dsaAttnParams) error {
 	if err := c.writeFloat(tensorSpec{name: "q_pe", role: roleInput, dtype: "bfloat16", shape: []int64{T, H, int64(p.DR)}}, &qp); err != nil {
 		return err
 	}
-	// The caches stream page by page; every slot no row selects is NaN.
-	nanBF16 := npy.BF16FromF64(math.NaN())
-	for _, part := range []struct {
-		name string
-		d    int
-	}{{"ckv_cache", p.DC}, {"kpe_cache", p.DR}} {
-		err := c.write(tensorSpec{name: part.name, role: roleInput, dtype: "bfloat16", shape: []int64{int64(l.nb), dsaPS, int64(part.d)}}, func(t *tensorOut) error {
-			page := make([]uint16, dsaPS*part.d)
-			for pg := range l.nb {
-				for o := range dsaPS {
-					s := pg*dsaPS + o
-					row := page[o*part.d : (o+1)*part.d]
-					if keptAt[s] < 0 {
-						for i := range row {
-							row[i] = nanBF16
-						}
-						continue
-					}
-					gen.Normal(c.stream(part.name), row, int64(s)*int64(part.d), gen.BF16, 1)
-					j := int(keptAt[s])
-					halfToF32(kept[part.name][j*part.d:(j+1)*part.d], row, "bfloat16")
-				}
-				if err := t.u16(page); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+	// The caches stream page by page, both at once and beside the golden
+	// (their entries keep the creation order); every slot no row selects
+	// is NaN.
+	var caches []*tensorOut
+	var waits []func() error
+	defer func() { // every fill ends before the builder returns
+		for _, w := range waits {
+			w()
+		}
+	}()
+	for _, pt := range parts {
+		t, err := c.create(tensorSpec{name: pt.name, role: roleInput, dtype: "bfloat16", shape: []int64{int64(l.nb), dsaPS, int64(pt.d)}})
 		if err != nil {
 			return err
 		}
+		caches = append(caches, t)
+		waits = append(waits, fillAsync(t, func(t *tensorOut) error { return pt.fill(t, keptAt) }))
 	}
 	if err := c.writeInts(tensorSpec{name: "sparse_indices", role: roleInput, dtype: "int32", shape: []int64{T, int64(p.K)}}, idx); err != nil {
 		return err
@@ -188,8 +181,8 @@ func buildDSAAttention(c *caseCtx, p *dsaAttnParams) error {
 				continue
 			}
 			g := int(keptAt[x])
-			copy(ckv[j*p.DC:(j+1)*p.DC], kept["ckv_cache"][g*p.DC:(g+1)*p.DC])
-			copy(kpe[j*p.DR:(j+1)*p.DR], kept["kpe_cache"][g*p.DR:(g+1)*p.DR])
+			copy(ckv[j*p.DC:(j+1)*p.DC], parts[0].vals[g*p.DC:(g+1)*p.DC])
+			copy(kpe[j*p.DR:(j+1)*p.DR], parts[1].vals[g*p.DR:(g+1)*p.DR])
 			for _, v := range ckv[j*p.DC : (j+1)*p.DC] {
 				vmax = max(vmax, math.Abs(float64(v)))
 			}
@@ -202,6 +195,14 @@ func buildDSAAttention(c *caseCtx, p *dsaAttnParams) error {
 		}
 		stats[2*r], stats[2*r+1] = vmax, float64(len(sel))
 		c.tick()
+	}
+	for i, t := range caches {
+		if err := waits[i](); err != nil {
+			return err
+		}
+		if err := t.close(); err != nil {
+			return err
+		}
 	}
 	if err := c.writeRounded(tensorSpec{name: "out", role: roleGolden, dtype: "bfloat16", shape: []int64{T, H, int64(p.DC)}}, out); err != nil {
 		return err
@@ -224,6 +225,62 @@ func buildDSAAttention(c *caseCtx, p *dsaAttnParams) error {
 	c.setInfo("empty_rows", empty)
 	c.setInfo("single_index_rows", single)
 	return c.writeRounded(tensorSpec{name: "row_stats", role: roleAux, dtype: "float64", shape: []int64{T, 2}}, stats)
+}
+
+// dsaCachePart is one of the MLA caches (ckv, kpe): d values per slot,
+// and the bits and values of the selected slots (in slot order).
+type dsaCachePart struct {
+	name string
+	d    int
+	bits []uint16
+	vals []float32
+}
+
+// draw draws the values of the selected slots: those of stream name from
+// element slot*d, as a slot-by-slot draw gives them.
+func (pt *dsaCachePart) draw(c *caseCtx, slots []int) {
+	d, st := pt.d, c.stream(pt.name)
+	pt.bits, pt.vals = make([]uint16, len(slots)*d), make([]float32, len(slots)*d)
+	parallelChunks(defaultJobs(), len(slots)/dsaMinBlocks+1, func(_, lo, hi int) {
+		lo, hi = lo*dsaMinBlocks, min(hi*dsaMinBlocks, len(slots))
+		for j := lo; j < hi; j++ {
+			gen.Normal(st, pt.bits[j*d:(j+1)*d], int64(slots[j])*int64(d), gen.BF16, 1)
+		}
+		halfToF32(pt.vals[lo*d:hi*d], pt.bits[lo*d:hi*d], "bfloat16")
+	})
+}
+
+// fill writes the cache [nb, 64, d] in batches of about dsaFillBatch produced
+// straight into t's queued buffers: slot s holds selected slot keptAt[s]'s
+// bits, or NaN.
+func (pt *dsaCachePart) fill(t *tensorOut, keptAt []int32) error {
+	d := pt.d
+	nanRow := slices.Repeat([]uint16{npy.BF16FromF64(math.NaN())}, d)
+	slots := len(keptAt)
+	batch := max(dsaPS, dsaFillBatch/(2*max(d, 1))/dsaPS*dsaPS) // whole pages
+	for s0 := 0; s0 < slots; s0 += batch {
+		s1 := min(slots, s0+batch)
+		raw, err := t.reserve((s1 - s0) * d * 2)
+		if err != nil {
+			return err
+		}
+		v := viewFloats("bfloat16", raw).bits
+		parallelChunks(defaultJobs(), (s1-s0)/dsaPS, func(_, lo, hi int) {
+			for s := s0 + lo*dsaPS; s < s0+hi*dsaPS; s++ {
+				row := v[(s-s0)*d : (s-s0+1)*d]
+				if j := keptAt[s]; j >= 0 {
+					copy(row, pt.bits[int(j)*d:(int(j)+1)*d])
+				} else {
+					copy(row, nanRow)
+				}
+			}
+		})
+		toLittleEndian(raw, 2)
+		if err := t.submit(raw); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dsaAttentionJudgeData: max|v_sel| per out row and the rows with one

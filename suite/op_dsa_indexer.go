@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/gen"
 	"github.com/goldset/goldset/golden"
 	"github.com/goldset/goldset/internal/dtype"
+	"github.com/goldset/goldset/internal/hugemem"
 )
 
 // ---- dsa_index_cache (docs/spec.md §8a) ----
@@ -293,6 +295,8 @@ type dsaProblem struct {
 	tl, tp  []int32
 	info    []golden.DSARowInfo
 	demoted []golden.DSADemotion
+	margin  float64 // > 0: demote keys near each row's boundary (solve)
+	refs    []int   // [nb] sequences that read each block
 }
 
 // dsaKeys draws the paged indexer's keys: the key of slot s is the di bf16
@@ -307,22 +311,32 @@ type dsaKeys struct {
 	di    int
 	f     golden.DSAScaleFmt
 	tied0 []bool      // [nb] blocks whose keys are all elements 0..di-1
-	halve map[int]int // slot -> halvings of the margin's demoted keys
-	run   []uint16    // [64*di] scratch
+	halve map[int]int // slot -> halvings of the margin's demoted keys (written only between parallel phases)
 }
 
-// draw writes the float32 keys of the n slots from s (one block) into dst.
-func (k *dsaKeys) draw(dst []float32, s, n int) {
+// dsaKeyScratch is one worker's scratch for drawing a block's keys.
+type dsaKeyScratch struct {
+	run []uint16  // [64*di] drawn bits
+	kf  []float32 // [64*di] the block's float32 keys
+}
+
+func (k *dsaKeys) scratch() *dsaKeyScratch {
+	return &dsaKeyScratch{run: make([]uint16, dsaPS*k.di), kf: make([]float32, dsaPS*k.di)}
+}
+
+// draw writes the float32 keys of the n slots from s (one block) into dst;
+// run is scratch for n*di bits.
+func (k *dsaKeys) draw(dst []float32, run []uint16, s, n int) {
 	di := k.di
 	if k.tied0[s/dsaPS] {
-		gen.Normal(k.ks, k.run[:di], 0, gen.BF16, 1)
-		halfToF32(dst[:di], k.run[:di], "bfloat16")
+		gen.Normal(k.ks, run[:di], 0, gen.BF16, 1)
+		halfToF32(dst[:di], run[:di], "bfloat16")
 		for i := 1; i < n; i++ {
 			copy(dst[i*di:(i+1)*di], dst[:di])
 		}
 	} else {
-		gen.Normal(k.ks, k.run[:n*di], int64(s)*int64(di), gen.BF16, 1)
-		halfToF32(dst[:n*di], k.run[:n*di], "bfloat16")
+		gen.Normal(k.ks, run[:n*di], int64(s)*int64(di), gen.BF16, 1)
+		halfToF32(dst[:n*di], run[:n*di], "bfloat16")
 	}
 	for i := range n {
 		if h, ok := k.halve[s+i]; ok {
@@ -336,9 +350,9 @@ func (k *dsaKeys) draw(dst []float32, s, n int) {
 
 // quantize draws the keys of the n slots from s (one block) and writes
 // them into slots o..o+n-1 of blk, one cache block; kbuf holds n*di floats
-// and keeps the drawn keys.
-func (k *dsaKeys) quantize(blk []byte, o, s, n int, kbuf []float32) error {
-	k.draw(kbuf, s, n)
+// and keeps the drawn keys, run is scratch for as many bits.
+func (k *dsaKeys) quantize(blk []byte, o, s, n int, kbuf []float32, run []uint16) error {
+	k.draw(kbuf, run, s, n)
 	var slots [dsaPS]int32
 	for i := range n {
 		slots[i] = int32(o + i)
@@ -346,7 +360,7 @@ func (k *dsaKeys) quantize(blk []byte, o, s, n int, kbuf []float32) error {
 	return golden.DSAIndexCache(blk, kbuf[:n*k.di], slots[:n], blk, golden.DSACacheDims{T: n, DI: k.di, NB: 1}, k.f)
 }
 
-// newDSAProblem draws a paged decode problem and runs the golden indexer:
+// newDSAProblem draws a paged decode problem (solve runs its golden indexer):
 // keys (bf16, drawn by slot so that shared pages hold one key) quantized
 // into a cache of NaN canaries, q as e4m3 codes, weights of std
 // 1/sqrt(HI) (non-negative with a margin). The golden runs sequence by
@@ -364,7 +378,7 @@ func newDSAProblem(c *caseCtx, p *dsaLayoutParams, nn, hi, di, k int, scaleFmt s
 	l := newDSALayout(c, p)
 	B := len(l.lens)
 	pr := &dsaProblem{l: l, dims: golden.DSAIndexerDims{B: B, NN: nn, HI: hi, DI: di, NB: l.nb, MAXB: l.maxb, K: k}}
-	pr.keys = &dsaKeys{ks: c.stream("k"), di: di, f: f, tied0: make([]bool, l.nb), halve: map[int]int{}, run: make([]uint16, dsaPS*di)}
+	pr.keys = &dsaKeys{ks: c.stream("k"), di: di, f: f, tied0: make([]bool, l.nb), halve: map[int]int{}}
 	refs := make([]int, l.nb)
 	for b, L := range l.lens {
 		for i := range numBlocksDSA(int(L)) {
@@ -383,6 +397,17 @@ func newDSAProblem(c *caseCtx, p *dsaLayoutParams, nn, hi, di, k int, scaleFmt s
 			pr.w[i] = float32(math.Abs(float64(x)))
 		}
 	}
+	pr.margin, pr.refs = margin, refs
+	return pr, nil
+}
+
+// solve runs the golden indexer, sequence by sequence (and plants the
+// margin's demotions). Only the margin writes keys' state (halve), so
+// without one the index cache may be written while solve runs.
+func (pr *dsaProblem) solve(c *caseCtx) error {
+	l, nn, hi, di, k, margin := pr.l, pr.dims.NN, pr.dims.HI, pr.dims.DI, pr.dims.K, pr.margin
+	f := pr.keys.f
+	rows := len(l.lens) * nn
 	W := l.maxb * dsaPS
 	pr.logits = make([]float64, rows*W)
 	pr.tl, pr.tp = make([]int32, rows*k), make([]int32, rows*k)
@@ -391,30 +416,39 @@ func newDSAProblem(c *caseCtx, p *dsaLayoutParams, nn, hi, di, k int, scaleFmt s
 	var cache []byte
 	var kf []float32
 	var lg []float64
+	scratch := make([]*dsaKeyScratch, dsaKeyWorkers())
+	for w := range scratch {
+		scratch[w] = pr.keys.scratch()
+	}
 	for b, L32 := range l.lens {
 		L, nblk := int(L32), numBlocksDSA(int(L32))
-		cache = slices.Grow(cache[:0], nblk*bb)[:nblk*bb]
-		dsaFillCanary(cache, di)
-		// The margin keeps the sequence's keys (row = position); else one
-		// block's keys at a time.
-		need := dsaPS * di
-		if margin > 0 {
-			need *= nblk
+		if cap(cache) < nblk*bb {
+			cache = make([]byte, nblk*bb)
+			hugemem.Advise(cache) // fresh pages fault in far fewer steps
 		}
-		if len(kf) < need {
-			kf = make([]float32, need)
+		cache = cache[:nblk*bb]
+		// The margin keeps the sequence's keys (row = position); else each
+		// worker one block's keys at a time.
+		if margin > 0 && len(kf) < nblk*dsaPS*di {
+			kf = make([]float32, nblk*dsaPS*di)
 		}
 		bt := make([]int32, nblk)
 		for i := range nblk {
 			bt[i] = int32(i)
+		}
+		// Blocks are independent: they are quantized in parallel.
+		err := pr.keys.eachBlock(nblk, scratch, func(i int, sc *dsaKeyScratch) error {
 			n := min(dsaPS, L-i*dsaPS)
-			kb := kf[:n*di]
+			kb := sc.kf[:n*di]
 			if margin > 0 {
 				kb = kf[i*dsaPS*di : (i*dsaPS+n)*di]
 			}
-			if err := pr.keys.quantize(cache[i*bb:(i+1)*bb], 0, l.slot(b, i*dsaPS), n, kb); err != nil {
-				return nil, fmt.Errorf("sequence %d: %w", b, err)
-			}
+			blk := cache[i*bb : (i+1)*bb]
+			dsaFillCanarySlots(blk, di, n, dsaPS) // the slots past the sequence's end
+			return pr.keys.quantize(blk, 0, l.slot(b, i*dsaPS), n, kb, sc.run)
+		})
+		if err != nil {
+			return fmt.Errorf("sequence %d: %w", b, err)
 		}
 		d := golden.DSAIndexerDims{B: 1, NN: nn, HI: hi, DI: di, NB: nblk, MAXB: nblk, K: k}
 		qb, wb := pr.q[b*nn*hi*di:(b+1)*nn*hi*di], pr.w[b*nn*hi:(b+1)*nn*hi]
@@ -426,12 +460,12 @@ func newDSAProblem(c *caseCtx, p *dsaLayoutParams, nn, hi, di, k int, scaleFmt s
 			}
 			dem, err := golden.DSAIndexerMargin(kf[:L*di], pos, cache, golden.DSACacheDims{T: L, DI: di, NB: nblk}, f, qb, wb, bt, l.lens[b:b+1], d, margin)
 			if err != nil {
-				return nil, fmt.Errorf("sequence %d: %w", b, err)
+				return fmt.Errorf("sequence %d: %w", b, err)
 			}
 			for _, x := range dem {
 				x.Seq, x.Slot = b, l.slot(b, x.Pos)
-				if refs[x.Slot/dsaPS] > 1 {
-					return nil, fmt.Errorf("golden: dsa margin: sequence %d position %d lives in slot %d, which another row also sees: %w", b, x.Pos, x.Slot, golden.ErrInvalidParams)
+				if pr.refs[x.Slot/dsaPS] > 1 {
+					return fmt.Errorf("golden: dsa margin: sequence %d position %d lives in slot %d, which another row also sees: %w", b, x.Pos, x.Slot, golden.ErrInvalidParams)
 				}
 				pr.keys.halve[x.Slot] = x.Halvings
 				pr.demoted = append(pr.demoted, x)
@@ -440,7 +474,7 @@ func newDSAProblem(c *caseCtx, p *dsaLayoutParams, nn, hi, di, k int, scaleFmt s
 		lg = slices.Grow(lg[:0], nn*nblk*dsaPS)[:nn*nblk*dsaPS]
 		tl, info := pr.tl[b*nn*k:(b+1)*nn*k], pr.info[b*nn:(b+1)*nn]
 		if err := golden.DSAIndexer(lg, tl, nil, info, qb, wb, cache, bt, l.lens[b:b+1], d); err != nil {
-			return nil, fmt.Errorf("sequence %d: %w", b, err)
+			return fmt.Errorf("sequence %d: %w", b, err)
 		}
 		for j := range nn {
 			row := pr.logits[(b*nn+j)*W : (b*nn+j+1)*W]
@@ -457,40 +491,105 @@ func newDSAProblem(c *caseCtx, p *dsaLayoutParams, nn, hi, di, k int, scaleFmt s
 		}
 		c.tick()
 	}
-	return pr, nil
+	return nil
 }
 
 // writeCache writes the index_cache tensor [NB, 64*DI+256] block by block
 // in physical order: NaN canaries, and the quantized key of every slot
 // some row reads (demoted keys halved).
 func (pr *dsaProblem) writeCache(c *caseCtx) error {
+	return c.write(pr.cacheSpec(), pr.fillCache)
+}
+
+func (pr *dsaProblem) cacheSpec() tensorSpec {
+	bb := golden.DSABlockBytes(pr.dims.DI)
+	return tensorSpec{name: "index_cache", role: roleInput, dtype: "uint8", shape: []int64{int64(pr.l.nb), int64(bb)}}
+}
+
+// fillCache produces the cache in batches of about dsaFillBatch, each straight
+// into a queued buffer of t, its blocks in parallel (the bytes do not
+// depend on the worker count).
+func (pr *dsaProblem) fillCache(t *tensorOut) error {
 	l, di := pr.l, pr.dims.DI
 	bb := golden.DSABlockBytes(di)
-	return c.write(tensorSpec{name: "index_cache", role: roleInput, dtype: "uint8", shape: []int64{int64(l.nb), int64(bb)}}, func(t *tensorOut) error {
-		blk, kf := make([]byte, bb), make([]float32, dsaPS*di)
-		for p := range l.nb {
-			dsaFillCanary(blk, di)
+	scratch := make([]*dsaKeyScratch, dsaKeyWorkers())
+	for w := range scratch {
+		scratch[w] = pr.keys.scratch()
+	}
+	batch := max(1, dsaFillBatch/bb)
+	for p0 := 0; p0 < l.nb; p0 += batch {
+		p1 := min(l.nb, p0+batch)
+		raw, err := t.reserve((p1 - p0) * bb)
+		if err != nil {
+			return err
+		}
+		err = pr.keys.eachBlock(p1-p0, scratch, func(i int, sc *dsaKeyScratch) error {
+			p, blk := p0+i, raw[i*bb:(i+1)*bb]
 			for o := 0; o < dsaPS; {
 				if !l.read[p*dsaPS+o] {
-					o++
+					n := 1
+					for o+n < dsaPS && !l.read[p*dsaPS+o+n] {
+						n++
+					}
+					dsaFillCanarySlots(blk, di, o, o+n)
+					o += n
 					continue
 				}
 				n := 1
 				for o+n < dsaPS && l.read[p*dsaPS+o+n] {
 					n++
 				}
-				if err := pr.keys.quantize(blk, o, p*dsaPS+o, n, kf); err != nil {
+				if err := pr.keys.quantize(blk, o, p*dsaPS+o, n, sc.kf, sc.run); err != nil {
 					return err
 				}
 				o += n
 			}
-			if err := t.emit(blk); err != nil {
-				return err
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := t.submit(raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dsaFillBatch is the bytes a cache fill produces per queued buffer: large
+// enough for whole direct writes, small enough that the dozen caches a
+// build streams at once hold little memory (their buffers wait in queues).
+const dsaFillBatch = 1 << 20
+
+// dsaKeyWorkers is how many workers draw and quantize keys.
+func dsaKeyWorkers() int { return defaultJobs() }
+
+// eachBlock calls fn(i, scratch) for the n blocks i in [0, n), in
+// parallel over the workers' scratch (at least dsaMinBlocks blocks per
+// worker: small sequences stay on the calling goroutine), and returns
+// the error of the lowest failing block.
+func (k *dsaKeys) eachBlock(n int, scratch []*dsaKeyScratch, fn func(i int, sc *dsaKeyScratch) error) error {
+	workers := min(len(scratch), (n+dsaMinBlocks-1)/dsaMinBlocks)
+	var mu sync.Mutex
+	first, firstAt := error(nil), n
+	parallelChunks(workers, n, func(w, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if err := fn(i, scratch[w]); err != nil {
+				mu.Lock()
+				if i < firstAt {
+					first, firstAt = err, i
+				}
+				mu.Unlock()
+				return
 			}
 		}
-		return nil
 	})
+	return first
 }
+
+// dsaMinBlocks is the fewest key blocks worth a goroutine (one block is
+// 8192 keys' values: about 10 µs of drawing and quantizing).
+const dsaMinBlocks = 8
 
 func buildDSAPaged(c *caseCtx, p *dsaIndexerParams) error {
 	pr, err := newDSAProblem(c, &p.dsaLayoutParams, p.NN, p.HI, p.DI, p.K, p.ScaleFmt, p.Margin, p.Tied)
@@ -504,8 +603,32 @@ func buildDSAPaged(c *caseCtx, p *dsaIndexerParams) error {
 	if err := c.writeFloat(tensorSpec{name: "weights", role: roleInput, dtype: "float32", shape: []int64{B, NN, int64(p.HI)}}, &floatTensor{dtype: "float32", dt: dtype.Float32, vals: pr.w}); err != nil {
 		return err
 	}
-	if err := pr.writeCache(c); err != nil {
-		return err
+	if p.Margin > 0 {
+		// The demotions change keys: the cache follows the golden.
+		if err := pr.solve(c); err != nil {
+			return err
+		}
+		if err := pr.writeCache(c); err != nil {
+			return err
+		}
+	} else {
+		// The cache streams while the golden runs (the device is busy
+		// from the start).
+		t, err := c.create(pr.cacheSpec())
+		if err != nil {
+			return err
+		}
+		wait := fillAsync(t, pr.fillCache)
+		defer wait() // the fill ends before the builder returns
+		if err := pr.solve(c); err != nil {
+			return err
+		}
+		if err := wait(); err != nil {
+			return err
+		}
+		if err := t.close(); err != nil {
+			return err
+		}
 	}
 	if err := pr.l.write(c); err != nil {
 		return err

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+
+	"github.com/goldset/goldset/internal/cpuslots"
 )
 
 // parallelRange calls fn(i) for i in [0, n) on up to workers goroutines.
@@ -26,16 +28,10 @@ func parallelChunks(workers, n int, fn func(w, lo, hi int)) {
 		}
 		return
 	}
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		lo, hi := w*n/workers, (w+1)*n/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(w, lo, hi)
-		}()
-	}
-	wg.Wait()
+	// Chunk c is [c*n/workers, (c+1)*n/workers), whoever runs it.
+	cpuslots.For(workers, workers, func(w, c int) {
+		fn(w, c*n/workers, (c+1)*n/workers)
+	})
 }
 
 // forOrdered runs work(b, w) for b in [0, n) on up to workers goroutines,

@@ -399,7 +399,10 @@ func buildBundle(ctx context.Context, r *manifests.Recipe, dir string, opts suit
 		}
 		return nil, err
 	}
-	if err := bw.Commit(m); err != nil {
+	commit := trace.StartRegion(ctx, "commit "+r.Name)
+	err = bw.Commit(m)
+	commit.End()
+	if err != nil {
 		return nil, err
 	}
 	if bw.Replaces != nil {
