@@ -722,11 +722,14 @@ func TestDSACausalPrefillSpansHand(t *testing.T) {
 // The goldens do not depend on the worker count.
 func TestDSAWorkers(t *testing.T) {
 	dc := newDSACase(t, 41, 2, 16, 64, 32, []int{3000, 64, 700, 2}, true, false, golden.DSAScaleUE8M0)
+	// One long sequence: its key chunks are scored in parallel.
+	long := newDSACase(t, 43, 1, 8, 32, 64, []int{9000}, true, false, golden.DSAScaleUE8M0)
 	c := newDSAAttnCase(42, 12, 8, 128, 32, 8, 96)
 	run := func() (uint64, uint64) {
 		l, tl, tp, info := dc.run(t, golden.DSAIndexer)
+		ll, ltl, ltp, linfo := long.run(t, golden.DSAIndexer)
 		out, lse := c.run(t, golden.DSASparseAttention, golden.DSADefaultSMScale)
-		return checksum(l, out, lse) ^ checksum(tl, tp), checksum(info)
+		return checksum(l, out, lse, ll) ^ checksum(tl, tp, ltl, ltp), checksum(info) ^ checksum(linfo)
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	a1, b1 := run()

@@ -77,6 +77,30 @@ func TestDSADeterministic(t *testing.T) {
 	}
 }
 
+// dsaLongRecipe has sequences long enough for the build's parallel paths:
+// keys quantized by several workers, an indexer sequence of several key
+// chunks scored in parallel (paged and ragged), index caches and MLA
+// caches filled in several batches while the golden runs. Its pinned
+// digest (testdata/dsa-long.digest) was made by 4b0fe84, before those
+// paths existed.
+const dsaLongRecipe = `{
+ "name": "dsa-long", "version": "0.1.0", "spec_version": 1, "seed": 12,
+ "cases": [
+  {"id": "ix-long", "op": "dsa_indexer", "split": "public", "params": {"seq_lens": [5000, 300], "hi": 8, "di": 32, "k": 128, "shuffle": true, "shared_pages": 1}},
+  {"id": "ix-long-margin", "op": "dsa_indexer", "split": "public", "params": {"seq_lens": [3000], "hi": 4, "di": 16, "k": 64, "margin": 0.01}},
+  {"id": "ix-long-ragged", "op": "dsa_indexer", "split": "public", "params": {"layout": "ragged", "ctx_lens": [4000], "query_lens": [2], "hi": 4, "di": 16, "k": 64}},
+  {"id": "sa-long", "op": "dsa_sparse_attention", "split": "public", "params": {"seq_lens": [20000], "h": 4, "dc": 64, "dr": 16, "k": 256, "index_hi": 4, "index_di": 16, "extra_blocks": 3, "shuffle": true}}
+ ]
+}`
+
+func TestDSALongDeterministic(t *testing.T) {
+	r, err := manifests.ParseRecipe("dsa-long", []byte(dsaLongRecipe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPinnedDigest(t, r, "dsa-long.digest", Options{})
+}
+
 // TestDSAControlMatrix logs which controls each DSA case has and checks
 // that every case has a positive control beside its negatives (the
 // verdicts themselves are TestControlsTinyDSA's).

@@ -230,6 +230,9 @@ func TestDSAIndexer(t testing.TB, impl DSAIndexerFunc) {
 		copy(tied.cache[off:off+4], []byte{0, 0, 0x80, 0x3b}) // 2^-8
 	}
 	cases = append(cases, tied)
+	// One sequence of several key chunks (an implementation may score its
+	// chunks in parallel).
+	cases = append(cases, newDSACase(r, "L5000 nn2", 2, 8, 32, 128, []int{5000}, false, false))
 	if !testing.Short() {
 		cases = append(cases, newDSACase(r, "L40960", 1, 64, 128, 2048, []int{40960}, false, false))
 	}

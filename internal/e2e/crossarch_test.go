@@ -164,7 +164,8 @@ func TestCrossArchIdentity(t *testing.T) {
 // pinned-vector tests for arm64, runs them under qemu from their package
 // directories (so testdata resolves) and runs the same tests natively:
 // detmath's pinned bits, gen's regression vectors and ziggurat tables,
-// suite's pinned digest of its op-complete tiny suite. The two runs must
+// suite's pinned digests of its op-complete tiny suites and of the DSA
+// build's long-sequence paths. The two runs must
 // report the same results with the same messages (a stale pin fails
 // both alike and is the package's own test failure; a difference is an
 // architecture dependence), and the arm64 run must pass wherever the
@@ -188,7 +189,7 @@ func TestPinnedTestsUnderQEMU(t *testing.T) {
 	}{
 		{"internal/detmath", "^(TestPinnedBits|TestSpecialValues|TestExpAgainstMath|TestLogAgainstMath)$", []string{"TestPinnedBits"}},
 		{"gen", "^(TestKeyDerivation|TestRegressionVectors|TestZigTablesFile|TestFastHalfMatchesNpy|TestOffsetIndependence|TestParallelWorkers|TestSlotMapping)$", []string{"TestRegressionVectors", "TestZigTablesFile"}},
-		{"suite", "^(TestDeterministicAcrossWorkers|TestDeterministicAcrossWorkersMX)$", []string{"TestDeterministicAcrossWorkers", "TestDeterministicAcrossWorkersMX"}},
+		{"suite", "^(TestDeterministicAcrossWorkers|TestDeterministicAcrossWorkersMX|TestDSADeterministic|TestDSALongDeterministic)$", []string{"TestDeterministicAcrossWorkers", "TestDeterministicAcrossWorkersMX", "TestDSADeterministic", "TestDSALongDeterministic"}},
 	} {
 		t.Run(strings.ReplaceAll(p.pkg, "/", "_"), func(t *testing.T) {
 			dir := filepath.Join(root, filepath.FromSlash(p.pkg))
