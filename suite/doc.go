@@ -108,9 +108,17 @@
 // The MXFP4 GEMMs generate, quantize and multiply W 1024 rows at a time;
 // the MoE streams one expert at a time (generated, quantized, written,
 // applied to its routed tokens), so neither holds its weight set.
-// Hashing and writing run on one goroutine per tensor. Memory is bounded
-// by the longest sequence (plus 8 KiB of Quest metadata per block), not by
-// the cache.
+// The DSA builders quantize a sequence's keys block-parallel; an indexer
+// case without a margin streams its index cache while its golden runs
+// (keys are a pure function of the slot), and sparse MLA draws its
+// selected slots once, then fills both caches at once beside the golden
+// (fillAsync: the entries keep the creation order).
+// Hashing and writing run on one goroutine per tensor (a large direct
+// write hashes beside its aligned copy). Every parallel loop runs under
+// one process-wide bound on helper goroutines (internal/cpuslots), so
+// the writer of a large tensor is not starved by the cases computing
+// beside it. Memory is bounded by the longest sequence (plus 8 KiB of
+// Quest metadata per block), not by the cache.
 //
 // # Determinism
 //
