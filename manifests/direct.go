@@ -3,9 +3,9 @@ package manifests
 import (
 	"fmt"
 	"os"
-	"sync"
 	"unsafe"
 
+	"github.com/goldset/goldset/internal/bufpool"
 	"github.com/goldset/goldset/internal/hugemem"
 )
 
@@ -25,32 +25,16 @@ const (
 	directPoolMax = 32      // buffers kept for reuse (fresh memory is slow to fault in)
 )
 
-var directPool struct {
-	sync.Mutex
-	free [][]byte
-}
-
-func getDirectBuf() []byte {
-	directPool.Lock()
-	defer directPool.Unlock()
-	if n := len(directPool.free); n > 0 {
-		b := directPool.free[n-1]
-		directPool.free = directPool.free[:n-1]
-		return b
-	}
+// directPool keeps the aligned buffers between files.
+var directPool = bufpool.New(directPoolMax, func() []byte {
 	raw := make([]byte, directBufSize+directAlign)
 	hugemem.Advise(raw)
 	skip := (directAlign - int(uintptr(unsafe.Pointer(&raw[0]))%directAlign)) % directAlign
 	return raw[skip : skip+directBufSize : skip+directBufSize]
-}
+})
 
-func putDirectBuf(b []byte) {
-	directPool.Lock()
-	defer directPool.Unlock()
-	if len(directPool.free) < directPoolMax {
-		directPool.free = append(directPool.free, b)
-	}
-}
+func getDirectBuf() []byte  { return directPool.Get() }
+func putDirectBuf(b []byte) { directPool.Put(b) }
 
 // directBufs is how many buffers a file cycles through: while one fills,
 // the others' writes are in flight, so the device sees several requests

@@ -81,9 +81,7 @@ func TestDirectPoolReuse(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	directPool.Lock()
-	n := len(directPool.free)
-	directPool.Unlock()
+	n := directPool.Len()
 	if n < 3 || n > directPoolMax {
 		t.Errorf("pool holds %d buffers after three closed files, want 3..%d", n, directPoolMax)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/gen"
+	"github.com/goldset/goldset/internal/bufpool"
 	"github.com/goldset/goldset/internal/hugemem"
 	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/npy"
@@ -529,37 +530,27 @@ const (
 	pooledBufMax  = 16      // buffers kept
 )
 
-var bufPool struct {
-	sync.Mutex
-	free [][]byte
-}
+var bufPool = bufpool.New(pooledBufMax, func() []byte {
+	b := make([]byte, pooledBufSize)
+	hugemem.Advise(b)
+	return b
+})
 
 // getBuf returns a pooled buffer for n bytes, or nil when n is not pooled.
 func getBuf(n int) []byte {
 	if n < pooledBufMin || n > pooledBufSize {
 		return nil
 	}
-	bufPool.Lock()
-	defer bufPool.Unlock()
-	if k := len(bufPool.free); k > 0 {
-		b := bufPool.free[k-1]
-		bufPool.free = bufPool.free[:k-1]
-		return b
-	}
-	b := make([]byte, pooledBufSize)
-	hugemem.Advise(b)
-	return b
+	return bufPool.Get()
 }
 
 // putBufs returns a drained tensor's pooled buffers.
 func putBufs(free chan []byte) {
-	bufPool.Lock()
-	defer bufPool.Unlock()
 	for {
 		select {
 		case b := <-free:
-			if cap(b) == pooledBufSize && len(bufPool.free) < pooledBufMax {
-				bufPool.free = append(bufPool.free, b)
+			if cap(b) == pooledBufSize {
+				bufPool.Put(b[:cap(b)])
 			}
 		default:
 			return
