@@ -3,10 +3,13 @@ package suite
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,4 +189,35 @@ func TestDSAIndexerMemoryPerSequence(t *testing.T) {
 		t.Errorf("peak heap %d KiB for an index cache of %d KiB: memory scales with the cache, not a sequence", peak>>10, cache>>10)
 	}
 	t.Logf("peak heap %d KiB for an index cache of %d KiB (%d KiB in use before)", peak>>10, cache>>10, base>>10)
+}
+
+// eachBlock returns the error of the lowest failing block whatever the
+// worker count (chunks are handed out dynamically).
+func TestDSAEachBlockFirstError(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	k := &dsaKeys{di: 4}
+	for _, procs := range []int{1, 3, 8} {
+		runtime.GOMAXPROCS(procs)
+		scratch := make([]*dsaKeyScratch, procs)
+		for w := range scratch {
+			scratch[w] = k.scratch()
+		}
+		var ran atomic.Int32
+		err := k.eachBlock(200, scratch, func(i int, sc *dsaKeyScratch) error {
+			ran.Add(1)
+			if sc == nil {
+				return fmt.Errorf("block %d: no scratch", i)
+			}
+			if i == 37 || i == 150 || i == 151 {
+				return fmt.Errorf("block %d failed", i)
+			}
+			return nil
+		})
+		if err == nil || err.Error() != "block 37 failed" {
+			t.Fatalf("GOMAXPROCS %d: error %v, want block 37's", procs, err)
+		}
+		if ran.Load() < 38 {
+			t.Fatalf("GOMAXPROCS %d: only %d blocks ran", procs, ran.Load())
+		}
+	}
 }
