@@ -236,9 +236,9 @@ func tilePanels[A float32 | float64](dst, s []float64, a []A, m, k, n int, pack 
 func tilePanelsOn[A float32 | float64](workers int, dst, s []float64, a []A, m, k, n int, pack func(panel []float64, j0, cols int)) {
 	a64, inPlace := any(a).([]float64)
 	blockRows := m
-	tile := tile4x16FMA
+	tile, tile8 := tileKernel(tile4x16FMA), tileKernel(tile8x16FMA)
 	if inPlace {
-		tile = tile4x16
+		tile, tile8 = tile4x16, nil
 	} else {
 		blockRows = min(m, max(4, (matmulABlock/k)&^3))
 		a64 = make([]float64, blockRows*k)
@@ -284,24 +284,33 @@ func tilePanelsOn[A float32 | float64](workers int, dst, s []float64, a []A, m, 
 				clear(panel)
 			}
 			pack(panel, j0, cols)
-			panelTiles(tile, dst[r0*n:], ab, panel, sc.rows, &sc.tile, rows, k, n, j0, cols)
+			panelTiles(tile, tile8, dst[r0*n:], ab, panel, sc.rows, &sc.tile, rows, k, n, j0, cols)
 			if s != nil {
 				for i, v := range panel {
 					panel[i] = math.Abs(v)
 				}
-				panelTiles(tile, s[r0*n:], sb, panel, sc.rows, &sc.tile, rows, k, n, j0, cols)
+				panelTiles(tile, tile8, s[r0*n:], sb, panel, sc.rows, &sc.tile, rows, k, n, j0, cols)
 			}
 		})
 	}
 }
 
+// tileKernel is a tile kernel's signature (tile4x16 and its kin).
+type tileKernel = func(dst []float64, ldd int, a []float64, lda int, b []float64, k int)
+
 // panelTiles computes dst's columns j0..j0+cols-1 of rows 0..m-1 from one
-// packed panel: 4-row tiles in place, then the rows they leave (and a
+// packed panel: 8-row tiles in place (tile8, when not nil: the same sums
+// as two 4-row tiles), 4-row tiles, then the rows they leave (and a
 // narrow panel's rows) as one more tile over zero-padded rows into
 // scratch, copied out.
-func panelTiles(tile func(dst []float64, ldd int, a []float64, lda int, b []float64, k int), dst, a64, panel, rowBuf []float64, buf *[4 * 16]float64, m, k, n, j0, cols int) {
+func panelTiles(tile, tile8 tileKernel, dst, a64, panel, rowBuf []float64, buf *[4 * 16]float64, m, k, n, j0, cols int) {
 	i := 0
 	if cols == 16 {
+		if tile8 != nil {
+			for ; i+8 <= m; i += 8 {
+				tile8(dst[i*n+j0:], n, a64[i*k:], k, panel, k)
+			}
+		}
 		for ; i+4 <= m; i += 4 {
 			tile(dst[i*n+j0:], n, a64[i*k:], k, panel, k)
 		}

@@ -29,3 +29,15 @@ func tile4x16FMA(dst []float64, ldd int, a []float64, lda int, b []float64, k in
 	_ = b[16*k-1]
 	matmulTile4x16FMA(&dst[0], ldd, &a[0], lda, &b[0], k)
 }
+
+//go:noescape
+func matmulTile8x16FMA(dst *float64, ldd int, a *float64, lda int, b *float64, k int)
+
+// tile8x16FMA is tile4x16FMA over eight rows (the same bits, rows 0-3 and
+// 4-7 being two 4-row tiles' sums).
+func tile8x16FMA(dst []float64, ldd int, a []float64, lda int, b []float64, k int) {
+	_ = dst[7*ldd+15]
+	_ = a[7*lda+k-1]
+	_ = b[16*k-1]
+	matmulTile8x16FMA(&dst[0], ldd, &a[0], lda, &b[0], k)
+}

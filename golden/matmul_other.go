@@ -7,3 +7,5 @@ var hasMatmulTile = false
 func tile4x16([]float64, int, []float64, int, []float64, int) { panic("golden: no tile kernel") }
 
 func tile4x16FMA([]float64, int, []float64, int, []float64, int) { panic("golden: no tile kernel") }
+
+func tile8x16FMA([]float64, int, []float64, int, []float64, int) { panic("golden: no tile kernel") }
