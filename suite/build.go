@@ -525,7 +525,7 @@ func (t *tensorOut) reserve(n int) ([]byte, error) {
 // costs zeroing and a page fault per 4 KiB (several times more on virtual
 // machines), and a build writes many large tensors one after another.
 const (
-	pooledBufMin  = 1 << 20 // smaller requests get their own buffer
+	pooledBufMin  = 2 << 20 // smaller requests get their own buffer (a 4 MiB buffer for a 1 MiB batch would hold 4x the memory)
 	pooledBufSize = 4 << 20 // every pooled buffer's capacity
 	pooledBufMax  = 16      // buffers kept
 )
