@@ -284,8 +284,9 @@ type dsaScratch struct {
 	order  []dsaEntry
 }
 
-// dsaScratchPool recycles workers' scratch across indexer calls (the suite
-// calls the indexer once per sequence; fresh memory costs page faults).
+// dsaScratchPool recycles workers' scratch (and the chunk workers' dot
+// buffers) across indexer calls: the suite calls the indexer once per
+// sequence, and fresh memory costs a page fault per 4 KiB.
 var dsaScratchPool sync.Pool
 
 // getDSAScratch returns worker w's scratch, taking one from the pool at
@@ -460,7 +461,7 @@ func dsaScoreKeys(s *dsaScratch, n, rows, di, workers int, run func(pos, r int) 
 		for c0 := 0; c0 < n; c0 += dsaChunk {
 			cn := min(dsaChunk, n-c0)
 			dots := s.dots[:rows*cn]
-			dsaScoreChunk(s, dots, c0, cn, rows, di, numWorkers((cn+15)/16), run)
+			dsaScoreChunk(s.qf[:rows*di], &s.kf, dots, c0, cn, rows, di, numWorkers((cn+15)/16), run)
 			emit(c0, cn, dots)
 		}
 		return
@@ -468,41 +469,27 @@ func dsaScoreKeys(s *dsaScratch, n, rows, di, workers int, run func(pos, r int) 
 	// Chunks in parallel, each on one goroutine (a long sequence of few
 	// rows: per-chunk fork-join of the tiles would cost more than it
 	// gains). Each chunk's dots and sums are the same whoever computes them.
-	bufs := make([]*dsaScratch, workers) // taken from dsaDotsPool as workers start
+	bufs := make([]*dsaScratch, workers) // taken from dsaScratchPool as workers start
+	defer putDSAScratch(bufs)
 	parallelFor(workers, chunks, func(w, ci int) {
-		if bufs[w] == nil {
-			bufs[w] = &dsaScratch{qf: s.qf, dots: getDots(rows * dsaChunk)}
+		b := getDSAScratch(bufs, w)
+		if len(b.dots) < rows*dsaChunk {
+			b.dots = make([]float64, rows*dsaChunk)
 		}
 		c0 := ci * dsaChunk
 		cn := min(dsaChunk, n-c0)
-		dots := bufs[w].dots[:rows*cn]
-		dsaScoreChunk(bufs[w], dots, c0, cn, rows, di, 1, run)
+		dots := b.dots[:rows*cn]
+		dsaScoreChunk(s.qf[:rows*di], &b.kf, dots, c0, cn, rows, di, 1, run)
 		emit(c0, cn, dots)
 	})
-	for _, b := range bufs {
-		if b != nil {
-			dsaDotsPool.Put(&b.dots)
-		}
-	}
 }
 
-// dsaDotsPool recycles the chunk workers' dot buffers (1-2 MiB each) across
-// calls: the suite scores sequence after sequence, and fresh memory costs
-// a page fault per 4 KiB.
-var dsaDotsPool sync.Pool
-
-func getDots(n int) []float64 {
-	if p, ok := dsaDotsPool.Get().(*[]float64); ok && cap(*p) >= n {
-		return (*p)[:n]
-	}
-	return make([]float64, n)
-}
-
-// dsaScoreChunk computes the dots [rows, cn] of keys c0..c0+cn-1 (on up
-// to workers goroutines with the tile kernel).
-func dsaScoreChunk(s *dsaScratch, dots []float64, c0, cn, rows, di, workers int, run func(pos, r int) []uint8) {
+// dsaScoreChunk computes the dots [rows, cn] of the query rows qf [rows,
+// di] with keys c0..c0+cn-1 (on up to workers goroutines with the tile
+// kernel; *kf is float32 key scratch for the path without it).
+func dsaScoreChunk(qf []float32, kf *[]float32, dots []float64, c0, cn, rows, di, workers int, run func(pos, r int) []uint8) {
 	if hasMatmulTile && rows >= 4 && cn >= 16 {
-		tilePanelsOn(workers, dots, nil, s.qf[:rows*di], rows, di, cn, func(panel []float64, j0, cols int) {
+		tilePanelsOn(workers, dots, nil, qf, rows, di, cn, func(panel []float64, j0, cols int) {
 			codes := run(c0+j0, cols)
 			for c := range cols {
 				for p, x := range codes[c*di : (c+1)*di] {
@@ -512,16 +499,16 @@ func dsaScoreChunk(s *dsaScratch, dots []float64, c0, cn, rows, di, workers int,
 		})
 		return
 	}
-	if len(s.kf) < cn*di {
-		s.kf = make([]float32, dsaChunk*di)
+	if len(*kf) < cn*di {
+		*kf = make([]float32, dsaChunk*di)
 	}
-	kf := s.kf[:cn*di]
+	k := (*kf)[:cn*di]
 	for pos := c0; pos < c0+cn; {
 		r := min(DSABlockSize-pos%DSABlockSize, c0+cn-pos)
-		dsaWidenCodes(kf[(pos-c0)*di:(pos-c0+r)*di], run(pos, r))
+		dsaWidenCodes(k[(pos-c0)*di:(pos-c0+r)*di], run(pos, r))
 		pos += r
 	}
-	Matmul(dots, s.qf[:rows*di], kf, rows, di, cn, true)
+	Matmul(dots, qf, k, rows, di, cn, true)
 }
 
 // dsaHeadSums sets sums[i] = sum_{h ascending} float64(w[h]*max(0, dot[h,i]))

@@ -203,7 +203,7 @@ func TestDSAEachBlockFirstError(t *testing.T) {
 			scratch[w] = k.scratch()
 		}
 		var ran atomic.Int32
-		err := k.eachBlock(200, scratch, func(i int, sc *dsaKeyScratch) error {
+		err := eachBlock(200, scratch, func(i int, sc *dsaKeyScratch) error {
 			ran.Add(1)
 			if sc == nil {
 				return fmt.Errorf("block %d: no scratch", i)

@@ -236,13 +236,16 @@ type dsaCachePart struct {
 	vals []float32
 }
 
+// dsaMinSlots is the fewest selected slots worth a goroutine of draws.
+const dsaMinSlots = 256
+
 // draw draws the values of the selected slots: those of stream name from
 // element slot*d, as a slot-by-slot draw gives them.
 func (pt *dsaCachePart) draw(c *caseCtx, slots []int) {
 	d, st := pt.d, c.stream(pt.name)
 	pt.bits, pt.vals = make([]uint16, len(slots)*d), make([]float32, len(slots)*d)
-	parallelChunks(defaultJobs(), len(slots)/dsaMinBlocks+1, func(_, lo, hi int) {
-		lo, hi = lo*dsaMinBlocks, min(hi*dsaMinBlocks, len(slots))
+	workers := min(defaultJobs(), 1+len(slots)/dsaMinSlots)
+	parallelChunks(workers, len(slots), func(_, lo, hi int) {
 		for j := lo; j < hi; j++ {
 			gen.Normal(st, pt.bits[j*d:(j+1)*d], int64(slots[j])*int64(d), gen.BF16, 1)
 		}

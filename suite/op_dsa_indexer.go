@@ -437,7 +437,7 @@ func (pr *dsaProblem) solve(c *caseCtx) error {
 			bt[i] = int32(i)
 		}
 		// Blocks are independent: they are quantized in parallel.
-		err := pr.keys.eachBlock(nblk, scratch, func(i int, sc *dsaKeyScratch) error {
+		err := eachBlock(nblk, scratch, func(i int, sc *dsaKeyScratch) error {
 			n := min(dsaPS, L-i*dsaPS)
 			kb := sc.kf[:n*di]
 			if margin > 0 {
@@ -523,23 +523,18 @@ func (pr *dsaProblem) fillCache(t *tensorOut) error {
 		if err != nil {
 			return err
 		}
-		err = pr.keys.eachBlock(p1-p0, scratch, func(i int, sc *dsaKeyScratch) error {
+		err = eachBlock(p1-p0, scratch, func(i int, sc *dsaKeyScratch) error {
 			p, blk := p0+i, raw[i*bb:(i+1)*bb]
+			// Runs of slots some row reads (quantized keys) or none does
+			// (canaries).
 			for o := 0; o < dsaPS; {
-				if !l.read[p*dsaPS+o] {
-					n := 1
-					for o+n < dsaPS && !l.read[p*dsaPS+o+n] {
-						n++
-					}
-					dsaFillCanarySlots(blk, di, o, o+n)
-					o += n
-					continue
-				}
-				n := 1
-				for o+n < dsaPS && l.read[p*dsaPS+o+n] {
+				read, n := l.read[p*dsaPS+o], 1
+				for o+n < dsaPS && l.read[p*dsaPS+o+n] == read {
 					n++
 				}
-				if err := pr.keys.quantize(blk, o, p*dsaPS+o, n, sc.kf, sc.run); err != nil {
+				if !read {
+					dsaFillCanarySlots(blk, di, o, o+n)
+				} else if err := pr.keys.quantize(blk, o, p*dsaPS+o, n, sc.kf, sc.run); err != nil {
 					return err
 				}
 				o += n
@@ -568,7 +563,7 @@ func dsaKeyWorkers() int { return defaultJobs() }
 // parallel over the workers' scratch (at least dsaMinBlocks blocks per
 // worker: small sequences stay on the calling goroutine), and returns
 // the error of the lowest failing block.
-func (k *dsaKeys) eachBlock(n int, scratch []*dsaKeyScratch, fn func(i int, sc *dsaKeyScratch) error) error {
+func eachBlock(n int, scratch []*dsaKeyScratch, fn func(i int, sc *dsaKeyScratch) error) error {
 	workers := min(len(scratch), (n+dsaMinBlocks-1)/dsaMinBlocks)
 	var mu sync.Mutex
 	first, firstAt := error(nil), n
