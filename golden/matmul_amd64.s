@@ -128,25 +128,9 @@ fstore:
 // is the same sequential fused sum in p order, so the bits equal the 4-row
 // kernel's (and the scalar ones').
 TEXT ·matmulTile8x16FMA(SB), NOSPLIT, $0-48
-	MOVQ   dst+0(FP), DI
-	MOVQ   ldd+8(FP), DX
-	SHLQ   $3, DX
-	MOVQ   a+16(FP), SI
-	MOVQ   lda+24(FP), R8
-	SHLQ   $3, R8
-	MOVQ   b+32(FP), BX
-	MOVQ   k+40(FP), CX
-	LEAQ   (SI)(R8*2), R9
+	TILE_START
 	LEAQ   (R9)(R8*2), R10
 	LEAQ   (R10)(R8*2), R11
-	VPXORQ Z0, Z0, Z0
-	VPXORQ Z1, Z1, Z1
-	VPXORQ Z2, Z2, Z2
-	VPXORQ Z3, Z3, Z3
-	VPXORQ Z4, Z4, Z4
-	VPXORQ Z5, Z5, Z5
-	VPXORQ Z6, Z6, Z6
-	VPXORQ Z7, Z7, Z7
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z9, Z9, Z9
 	VPXORQ Z10, Z10, Z10
