@@ -186,6 +186,9 @@ type FileWriter struct {
 
 	dw *directWriter // direct I/O, when used
 
+	toHash chan []byte   // to the hashing goroutine (hashAside), nil until used
+	hashed chan struct{} // a toHash write is hashed
+
 	// flushed is the offset up to which writeback has been started
 	// (uncompressed files only, where file offsets equal n); -1 disables it.
 	flushed int64
@@ -201,13 +204,9 @@ func (fw *FileWriter) Write(p []byte) (int, error) {
 		// The direct writer's copy runs beside the hash: for a large
 		// tensor this goroutine is the build's critical path, and sha256
 		// alone is its floor.
-		hashed := make(chan struct{})
-		go func() {
-			fw.h.Write(p)
-			close(hashed)
-		}()
+		fw.hashAside(p)
 		n, err := fw.dw.Write(p)
-		<-hashed
+		<-fw.hashed
 		// After an error the hash covers bytes the file may lack; a failed
 		// write fails the bundle, so that hash is never recorded.
 		return fw.wrote(n, err)
@@ -215,6 +214,22 @@ func (fw *FileWriter) Write(p []byte) (int, error) {
 	n, err := fw.w.Write(p)
 	fw.h.Write(p[:n])
 	return fw.wrote(n, err)
+}
+
+// hashAside hands p to the file's hashing goroutine (started on the first
+// large write, ended by Close); fw.hashed says when it is done. Handing
+// over allocates nothing, unlike a goroutine per write.
+func (fw *FileWriter) hashAside(p []byte) {
+	if fw.toHash == nil {
+		fw.toHash, fw.hashed = make(chan []byte), make(chan struct{})
+		go func(in <-chan []byte, out chan<- struct{}) {
+			for p := range in {
+				fw.h.Write(p)
+				out <- struct{}{}
+			}
+		}(fw.toHash, fw.hashed)
+	}
+	fw.toHash <- p
 }
 
 // hashAsideMin is the smallest write whose hash runs on its own goroutine.
@@ -236,6 +251,10 @@ func (fw *FileWriter) wrote(n int, err error) (int, error) {
 // Close flushes and closes the file (Commit fsyncs all files at once:
 // one fsync per file as it closes serialises the disk's flushes).
 func (fw *FileWriter) Close() error {
+	if fw.toHash != nil {
+		close(fw.toHash)
+		fw.toHash = nil
+	}
 	var err error
 	if fw.zw != nil {
 		err = fw.zw.Close()
@@ -252,6 +271,14 @@ func (fw *FileWriter) Close() error {
 		return fmt.Errorf("manifests: finish %q: %w", fw.path, err)
 	}
 	return nil
+}
+
+// SizeHint tells the writer the file's expected size, which orders its
+// device writes among the bundle's (see diskSched).
+func (fw *FileWriter) SizeHint(n int64) {
+	if fw.dw != nil {
+		fw.dw.size = n
+	}
 }
 
 // SHA256 returns the hex sha256 of the uncompressed bytes written so far.

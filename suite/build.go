@@ -219,6 +219,11 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 		o.Progress(ev)
 		mu.Unlock()
 	}
+	order, head := headFirst(plans, jobs)
+	var headStarted chan struct{}
+	if head >= 0 {
+		headStarted = make(chan struct{})
+	}
 	for w := 0; w < jobs; w++ {
 		wg.Add(1)
 		go func() {
@@ -240,7 +245,14 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 					},
 					tick: func() { report(c.ID, false) },
 				}
+				if i == head {
+					var once sync.Once
+					cc.started = func() { once.Do(func() { close(headStarted) }) }
+				}
 				err := plans[i].build(cc)
+				if cc.started != nil {
+					cc.started() // a case that opens no tensor
+				}
 				if err == nil {
 					err = ctx.Err()
 				}
@@ -269,7 +281,18 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 		}()
 	}
 feed:
-	for i := range cases {
+	for k, i := range order {
+		if k == 1 && headStarted != nil {
+			// The head case runs alone until it opens its first tensor:
+			// the largest case's first stage (the DSA selection, say)
+			// gets every core, and its writer, the build's longest,
+			// starts before the device is shared.
+			select {
+			case <-headStarted:
+			case <-ctx.Done():
+				break feed
+			}
+		}
 		select {
 		case next <- i:
 		case <-ctx.Done():
@@ -287,6 +310,33 @@ feed:
 	return m, nil
 }
 
+// headFirst orders the cases for jobs workers: the case of the most
+// planned bytes first (the head, returned; -1 when there is no head
+// start), then the others in recipe order. The output never depends on
+// the order.
+func headFirst(plans []*casePlan, jobs int) (order []int, head int) {
+	order = make([]int, 0, len(plans))
+	if jobs < 2 || len(plans) < 2 {
+		for i := range plans {
+			order = append(order, i)
+		}
+		return order, -1
+	}
+	head = 0
+	for i, p := range plans {
+		if p.bytes > plans[head].bytes {
+			head = i
+		}
+	}
+	order = append(order, head)
+	for i := range plans {
+		if i != head {
+			order = append(order, i)
+		}
+	}
+	return order, head
+}
+
 // caseCtx is what a case builder writes through.
 type caseCtx struct {
 	ctx      context.Context
@@ -300,6 +350,7 @@ type caseCtx struct {
 	tensors  []manifests.Tensor
 	info     map[string]any
 	open     []*tensorOut // created, not yet closed or aborted
+	started  func()       // the head case's signal (see headFirst), else nil
 }
 
 // abortOpen aborts every tensor a failed builder left open.
@@ -432,6 +483,9 @@ func (c *caseCtx) create(ts tensorSpec) (*tensorOut, error) {
 // createFile opens ts's file and starts its writer, without a manifest
 // entry.
 func (c *caseCtx) createFile(ts tensorSpec) (*tensorOut, error) {
+	if c.started != nil {
+		c.started()
+	}
 	if err := c.ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -451,6 +505,13 @@ func (c *caseCtx) createFile(ts tensorSpec) (*tensorOut, error) {
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	if h, ok := f.(interface{ SizeHint(int64) }); ok {
+		n := int64(descr.ItemSize())
+		for _, d := range ts.shape {
+			n *= d
+		}
+		h.SizeHint(n)
 	}
 	out := &tensorOut{c: c, f: f, nw: nw, rel: rel}
 	out.start()

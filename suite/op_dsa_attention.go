@@ -267,17 +267,18 @@ func (pt *dsaCachePart) fill(t *tensorOut, keptAt []int32) error {
 		if err != nil {
 			return err
 		}
+		// One goroutine: a batch is a 1 MiB copy (a parallel loop's
+		// allocations here would make this, the critical path of the
+		// largest case, assist the collector).
 		v := viewFloats("bfloat16", raw).bits
-		parallelChunks(defaultJobs(), (s1-s0)/dsaPS, func(_, lo, hi int) {
-			for s := s0 + lo*dsaPS; s < s0+hi*dsaPS; s++ {
-				row := v[(s-s0)*d : (s-s0+1)*d]
-				if j := keptAt[s]; j >= 0 {
-					copy(row, pt.bits[int(j)*d:(int(j)+1)*d])
-				} else {
-					copy(row, nanRow)
-				}
+		for s := s0; s < s1; s++ {
+			row := v[(s-s0)*d : (s-s0+1)*d]
+			if j := keptAt[s]; j >= 0 {
+				copy(row, pt.bits[int(j)*d:(int(j)+1)*d])
+			} else {
+				copy(row, nanRow)
 			}
-		})
+		}
 		toLittleEndian(raw, 2)
 		if err := t.submit(raw); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/gen"
 	"github.com/goldset/goldset/golden"
+	"github.com/goldset/goldset/internal/cpuslots"
 	"github.com/goldset/goldset/internal/dtype"
 	"github.com/goldset/goldset/internal/hugemem"
 )
@@ -560,15 +561,17 @@ const dsaFillBatch = 1 << 20
 func dsaKeyWorkers() int { return defaultJobs() }
 
 // eachBlock calls fn(i, scratch) for the n blocks i in [0, n), in
-// parallel over the workers' scratch (at least dsaMinBlocks blocks per
-// worker: small sequences stay on the calling goroutine), and returns
-// the error of the lowest failing block.
+// parallel over the workers' scratch, and returns the error of the lowest
+// failing block. Blocks go out dsaMinBlocks at a time to whichever worker
+// is free (small sequences stay on the calling goroutine): one contiguous
+// share per worker would leave the last share running alone whenever a
+// helper joins late on a busy machine.
 func eachBlock(n int, scratch []*dsaKeyScratch, fn func(i int, sc *dsaKeyScratch) error) error {
-	workers := min(len(scratch), (n+dsaMinBlocks-1)/dsaMinBlocks)
+	units := (n + dsaMinBlocks - 1) / dsaMinBlocks
 	var mu sync.Mutex
 	first, firstAt := error(nil), n
-	parallelChunks(workers, n, func(w, lo, hi int) {
-		for i := lo; i < hi; i++ {
+	cpuslots.For(len(scratch), units, func(w, u int) {
+		for i := u * dsaMinBlocks; i < min(n, (u+1)*dsaMinBlocks); i++ {
 			if err := fn(i, scratch[w]); err != nil {
 				mu.Lock()
 				if i < firstAt {
