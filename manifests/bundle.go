@@ -274,7 +274,7 @@ func (fw *FileWriter) Close() error {
 }
 
 // SizeHint tells the writer the file's expected size, which orders its
-// device writes among the bundle's (see diskSched).
+// device writes among the process's (see diskQueue).
 func (fw *FileWriter) SizeHint(n int64) {
 	if fw.dw != nil {
 		fw.dw.size = n

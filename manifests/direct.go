@@ -117,17 +117,24 @@ func (q *diskQueue) work() {
 		for len(q.reqs) == 0 {
 			q.cond.Wait()
 		}
-		best := 0
-		for i, r := range q.reqs {
-			if b := q.reqs[best]; r.prio > b.prio || (r.prio == b.prio && r.arrival < b.arrival) {
-				best = i
-			}
-		}
+		best := nextWrite(q.reqs)
 		r := q.reqs[best]
 		q.reqs = slices.Delete(q.reqs, best, best+1)
 		q.mu.Unlock()
 		r.d.done[r.i] <- r.d.writeAt(r.buf, r.off)
 	}
+}
+
+// nextWrite is the index of the write a free worker takes: the most bytes
+// still to come in its file, then the earliest arrival.
+func nextWrite(reqs []diskReq) int {
+	best := 0
+	for i, r := range reqs {
+		if b := reqs[best]; r.prio > b.prio || (r.prio == b.prio && r.arrival < b.arrival) {
+			best = i
+		}
+	}
+	return best
 }
 
 func newDirectWriter(f *os.File, path string) *directWriter {

@@ -86,3 +86,22 @@ func TestDirectPoolReuse(t *testing.T) {
 		t.Errorf("pool holds %d buffers after three closed files, want 3..%d", n, directPoolMax)
 	}
 }
+
+// A free disk worker takes the write of the file with the most bytes to
+// come, and among equals the earliest.
+func TestNextWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		reqs []diskReq
+		want int
+	}{
+		{"one", []diskReq{{prio: 5, arrival: 1}}, 0},
+		{"most to come", []diskReq{{prio: 8 << 20, arrival: 1}, {prio: 130 << 20, arrival: 2}, {prio: 4 << 20, arrival: 3}}, 1},
+		{"tie: earliest", []diskReq{{prio: 7, arrival: 9}, {prio: 7, arrival: 3}, {prio: 7, arrival: 5}}, 1},
+		{"no hint (0) goes last", []diskReq{{prio: 0, arrival: 1}, {prio: 1, arrival: 2}}, 1},
+	} {
+		if got := nextWrite(tc.reqs); got != tc.want {
+			t.Errorf("%s: nextWrite = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -119,9 +119,9 @@
 // the writer of a large tensor is not starved by the cases computing
 // beside it. The case of the most planned bytes starts first and alone
 // until it opens its first tensor (headFirst): its writer is the
-// longest, and its device writes go first in the bundle's write queue
-// (manifests: the file with the most bytes to come). Memory is bounded by the longest sequence (plus 8 KiB of
-// Quest metadata per block), not by the cache.
+// longest, and the process's write queue serves the file with the most
+// bytes to come first (manifests). Memory is bounded by the longest
+// sequence (plus 8 KiB of Quest metadata per block), not by the cache.
 //
 // # Determinism
 //

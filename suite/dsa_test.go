@@ -221,3 +221,33 @@ func TestDSAEachBlockFirstError(t *testing.T) {
 		}
 	}
 }
+
+// The case of the most planned bytes goes first (the first of equals),
+// the rest keep recipe order; one job or one case gets no head start.
+func TestHeadFirst(t *testing.T) {
+	plans := func(bytes ...int64) []*casePlan {
+		var ps []*casePlan
+		for _, b := range bytes {
+			ps = append(ps, &casePlan{bytes: b})
+		}
+		return ps
+	}
+	for _, tc := range []struct {
+		name      string
+		bytes     []int64
+		jobs      int
+		wantOrder []int
+		wantHead  int
+	}{
+		{"largest last", []int64{5, 1, 9}, 4, []int{2, 0, 1}, 2},
+		{"largest first", []int64{9, 1, 5}, 4, []int{0, 1, 2}, 0},
+		{"equal: first of them", []int64{1, 9, 9}, 2, []int{1, 0, 2}, 1},
+		{"one job", []int64{5, 1, 9}, 1, []int{0, 1, 2}, -1},
+		{"one case", []int64{5}, 8, []int{0}, -1},
+	} {
+		order, head := headFirst(plans(tc.bytes...), tc.jobs)
+		if !slices.Equal(order, tc.wantOrder) || head != tc.wantHead {
+			t.Errorf("%s: headFirst = %v, %d; want %v, %d", tc.name, order, head, tc.wantOrder, tc.wantHead)
+		}
+	}
+}

@@ -585,8 +585,9 @@ func eachBlock(n int, scratch []*dsaKeyScratch, fn func(i int, sc *dsaKeyScratch
 	return first
 }
 
-// dsaMinBlocks is the fewest key blocks worth a goroutine (one block is
-// 8192 keys' values: about 10 µs of drawing and quantizing).
+// dsaMinBlocks is the key blocks eachBlock hands out at a time, the
+// fewest worth a goroutine (one block is 8192 keys' values: about 10 µs
+// of drawing and quantizing).
 const dsaMinBlocks = 8
 
 func buildDSAPaged(c *caseCtx, p *dsaIndexerParams) error {
