@@ -159,7 +159,7 @@ func (b *BundleWriter) Create(rel string, compress bool) (*FileWriter, error) {
 		// and returning is what was asked for.
 		fw.flushed = -1
 	case !b.Buffered:
-		fw.dw = newDirectWriter(f, p)
+		fw.dw = newDirectWriter(f, p, fw.h)
 		fw.w = fw.dw
 		fw.flushed = -1
 	}
@@ -184,10 +184,7 @@ type FileWriter struct {
 	n    int64
 	path string
 
-	dw *directWriter // direct I/O, when used
-
-	toHash chan []byte   // to the hashing goroutine (hashAside), nil until used
-	hashed chan struct{} // a toHash write is hashed
+	dw *directWriter // direct I/O, when used (it hashes for the file)
 
 	// flushed is the offset up to which writeback has been started
 	// (uncompressed files only, where file offsets equal n); -1 disables it.
@@ -200,40 +197,12 @@ type FileWriter struct {
 const writebackStep = 32 << 20
 
 func (fw *FileWriter) Write(p []byte) (int, error) {
-	if fw.dw != nil && len(p) >= hashAsideMin {
-		// The direct writer's copy runs beside the hash: for a large
-		// tensor this goroutine is the build's critical path, and sha256
-		// alone is its floor.
-		fw.hashAside(p)
-		n, err := fw.dw.Write(p)
-		<-fw.hashed
-		// After an error the hash covers bytes the file may lack; a failed
-		// write fails the bundle, so that hash is never recorded.
-		return fw.wrote(n, err)
-	}
 	n, err := fw.w.Write(p)
-	fw.h.Write(p[:n])
+	if fw.dw == nil { // the direct writer hashes what it stages
+		fw.h.Write(p[:n])
+	}
 	return fw.wrote(n, err)
 }
-
-// hashAside hands p to the file's hashing goroutine (started on the first
-// large write, ended by Close); fw.hashed says when it is done. Handing
-// over allocates nothing, unlike a goroutine per write.
-func (fw *FileWriter) hashAside(p []byte) {
-	if fw.toHash == nil {
-		fw.toHash, fw.hashed = make(chan []byte), make(chan struct{})
-		go func(in <-chan []byte, out chan<- struct{}) {
-			for p := range in {
-				fw.h.Write(p)
-				out <- struct{}{}
-			}
-		}(fw.toHash, fw.hashed)
-	}
-	fw.toHash <- p
-}
-
-// hashAsideMin is the smallest write whose hash runs on its own goroutine.
-const hashAsideMin = 1 << 20
 
 // wrote accounts for n bytes written with error err.
 func (fw *FileWriter) wrote(n int, err error) (int, error) {
@@ -251,10 +220,6 @@ func (fw *FileWriter) wrote(n int, err error) (int, error) {
 // Close flushes and closes the file (Commit fsyncs all files at once:
 // one fsync per file as it closes serialises the disk's flushes).
 func (fw *FileWriter) Close() error {
-	if fw.toHash != nil {
-		close(fw.toHash)
-		fw.toHash = nil
-	}
 	var err error
 	if fw.zw != nil {
 		err = fw.zw.Close()

@@ -3,6 +3,7 @@ package manifests
 import (
 	"context"
 	"fmt"
+	"hash"
 	"os"
 	"runtime/trace"
 	"slices"
@@ -46,9 +47,17 @@ func putDirectBuf(b []byte) { directPool.Put(b) }
 // at once (one direct write at a time leaves it idle between requests).
 const directBufs = 4
 
-// directWriter stages writes into aligned buffers and writes each full
-// buffer at its offset on a goroutine, overlapping the device with the
-// caller's hashing.
+// directWriter stages writes into aligned buffers, hashes what it stages
+// and writes each full buffer at its offset through the disk queue.
+//
+// A large file hashes on a goroutine of its own that reads the staged
+// buffers in order, behind the copies: the caller copies the next piece
+// while the last is hashed, and waits only to reuse a buffer whose write
+// or hash is unfinished. For such a file sha256 (about 1.4 GB/s on one
+// core) is the build's floor; hashed beside each copy and waited for,
+// the hashing goroutine, readied by every handover, sat behind the copy
+// on the caller's core for about a fifth of the file's time (gen --trace
+// on 16 cores).
 type directWriter struct {
 	f      *os.File
 	path   string
@@ -61,6 +70,60 @@ type directWriter struct {
 	off    int64 // file offset of bufs[cur]
 	err    error
 	size   int64 // expected file size (SizeHint), 0 when unknown
+
+	h      hash.Hash
+	hq     chan hashJob // to the hashing goroutine; nil: hashed inline
+	hashed [directBufs]chan struct{}
+	marked [directBufs]bool // bufs[i]'s hash is owed a signal on hashed[i]
+	hdone  chan struct{}    // the hashing goroutine has ended
+}
+
+// hashJob is a staged piece to hash, or (mark >= 0) the signal that
+// buffer mark's pieces are all hashed.
+type hashJob struct {
+	b    []byte
+	mark int
+}
+
+// hashAsideMin is the smallest write that moves a file's hashing to its
+// own goroutine (from then on every piece goes there, in order).
+const hashAsideMin = 1 << 20
+
+// startHashing starts the file's hashing goroutine.
+func (d *directWriter) startHashing() {
+	d.hq, d.hdone = make(chan hashJob, 64), make(chan struct{})
+	for i := range d.hashed {
+		d.hashed[i] = make(chan struct{}, 1)
+	}
+	go func(in <-chan hashJob) {
+		defer close(d.hdone)
+		for j := range in {
+			if j.mark >= 0 {
+				d.hashed[j.mark] <- struct{}{}
+				continue
+			}
+			d.h.Write(j.b)
+		}
+	}(d.hq)
+}
+
+// hash hashes a staged piece, on the hashing goroutine once it runs.
+func (d *directWriter) hash(b []byte) {
+	if d.hq != nil {
+		d.hq <- hashJob{b: b, mark: -1}
+		return
+	}
+	d.h.Write(b)
+}
+
+// stopHashing waits for the hashing goroutine to hash what it was given
+// and end.
+func (d *directWriter) stopHashing() {
+	if d.hq != nil {
+		close(d.hq)
+		<-d.hdone
+		d.hq = nil
+	}
 }
 
 // diskQueue runs the process's direct writes on diskWorkers goroutines.
@@ -137,8 +200,8 @@ func nextWrite(reqs []diskReq) int {
 	return best
 }
 
-func newDirectWriter(f *os.File, path string) *directWriter {
-	d := &directWriter{f: f, path: path, direct: setDirect(f, true) == nil}
+func newDirectWriter(f *os.File, path string, h hash.Hash) *directWriter {
+	d := &directWriter{f: f, path: path, direct: setDirect(f, true) == nil, h: h}
 	for i := range d.done {
 		d.done[i] = make(chan error, 1)
 	}
@@ -149,6 +212,9 @@ func (d *directWriter) Write(p []byte) (int, error) {
 	if d.err != nil {
 		return 0, d.err
 	}
+	if d.hq == nil && len(p) >= hashAsideMin {
+		d.startHashing()
+	}
 	total := len(p)
 	for len(p) > 0 {
 		if err := d.wait(d.cur); err != nil {
@@ -158,6 +224,7 @@ func (d *directWriter) Write(p []byte) (int, error) {
 			d.bufs[d.cur] = getDirectBuf()
 		}
 		k := copy(d.bufs[d.cur][d.n:], p)
+		d.hash(d.bufs[d.cur][d.n : d.n+k])
 		d.n += k
 		p = p[k:]
 		if d.n == directBufSize {
@@ -174,19 +241,28 @@ func (d *directWriter) flush() error {
 	i, buf, off := d.cur, d.bufs[d.cur], d.off
 	d.busy[i] = true
 	disk.submit(diskReq{d: d, i: i, buf: buf, off: off, prio: d.size - off})
+	if d.hq != nil {
+		d.hq <- hashJob{mark: i}
+		d.marked[i] = true
+	}
 	d.off += int64(len(buf))
 	d.cur = (d.cur + 1) % directBufs
 	d.n = 0
 	return nil
 }
 
-// wait waits for buffer i's write, if any, and returns the first error.
+// wait waits for buffer i's write and hash, if any, and returns the
+// first error.
 func (d *directWriter) wait(i int) error {
 	if d.busy[i] {
 		d.busy[i] = false
 		if err := <-d.done[i]; err != nil && d.err == nil {
 			d.err = err
 		}
+	}
+	if d.marked[i] {
+		d.marked[i] = false
+		<-d.hashed[i]
 	}
 	return d.err
 }
@@ -216,6 +292,7 @@ func (d *directWriter) finish() error {
 			err = e
 		}
 	}
+	d.stopHashing() // the staged tail's pieces too, before the buffers go back
 	if err == nil && d.n > 0 {
 		buf := d.bufs[d.cur][:d.n]
 		whole := d.n &^ (directAlign - 1)

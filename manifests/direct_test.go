@@ -5,10 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"testing"
+	"time"
 )
 
 // TestFileWriterSizes writes files of sizes around the direct-I/O block
@@ -103,5 +107,103 @@ func TestNextWrite(t *testing.T) {
 		if got := nextWrite(tc.reqs); got != tc.want {
 			t.Errorf("%s: nextWrite = %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A file's hashing moves to its own goroutine at its first write of
+// hashAsideMin or more, mid-buffer, and stays there: the hash is still
+// over every byte in order, the content is intact (a buffer is reused
+// only once hashed), and the hashing goroutine ends with the file.
+func TestDirectHashAside(t *testing.T) {
+	bw, err := CreateBundle(filepath.Join(t.TempDir(), "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bw.Abort()
+	warm, _ := bw.Create("warm", false) // starts the process's disk workers
+	warm.Write(make([]byte, directBufSize))
+	warm.Close()
+	base := runtime.NumGoroutine()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i, pieces := range [][]int{
+		{100, 4096, hashAsideMin, 7, 3*directBufSize + 5, 1},
+		{2*directBufSize + 3, 10},
+		slices.Repeat([]int{hashAsideMin}, 4*directBufs+1),
+		{hashAsideMin - 1, hashAsideMin - 1, 5},  // never aside
+		{directAlign, hashAsideMin, directAlign}, // aside, ends on a partial buffer
+	} {
+		name := fmt.Sprintf("f%d", i)
+		fw, err := bw.Create(name, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var data []byte
+		for _, n := range pieces {
+			p := make([]byte, n)
+			for j := range p {
+				p[j] = byte(rng.Uint32())
+			}
+			data = append(data, p...)
+			if k, err := fw.Write(p); err != nil || k != n {
+				t.Fatalf("%s: Write = %d, %v", name, k, err)
+			}
+			clear(p) // the writer must not read p after Write returns
+		}
+		if err := fw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(data)
+		if fw.SHA256() != hex.EncodeToString(sum[:]) || fw.Bytes() != int64(len(data)) {
+			t.Errorf("%s: hash or count wrong", name)
+		}
+		got, err := os.ReadFile(filepath.Join(bw.Dir(), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, data) {
+			t.Errorf("%s: content differs", name)
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > base && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > base {
+		t.Errorf("%d goroutines after the files closed, %d before", n, base)
+	}
+}
+
+// slowHash hashes like sha256, slowly: the staged buffers' hashing then
+// lags the copies, and a buffer reused before it is hashed would show.
+type slowHash struct{ hash.Hash }
+
+func (s slowHash) Write(p []byte) (int, error) {
+	time.Sleep(2 * time.Millisecond)
+	return s.Hash.Write(p)
+}
+
+// A staged buffer is refilled only once its hash has read it.
+func TestDirectHashBeforeReuse(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h := slowHash{sha256.New()}
+	d := newDirectWriter(f, f.Name(), h)
+	rng := rand.New(rand.NewPCG(7, 8))
+	data := make([]byte, 6*directBufs*directBufSize)
+	for j := range data {
+		data[j] = byte(rng.Uint32())
+	}
+	for p := data; len(p) > 0; p = p[hashAsideMin:] { // copies far ahead of the hash
+		if _, err := d.Write(p[:hashAsideMin]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.finish(); err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(data); !bytes.Equal(h.Sum(nil), sum[:]) {
+		t.Error("hash differs: a buffer was refilled before it was hashed")
 	}
 }

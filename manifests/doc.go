@@ -41,7 +41,11 @@
 // staging buffers to the device, several 4 MiB writes in flight per file,
 // and only a file's last partial block passes through the page cache. A
 // bundle is usually larger than the page cache, and on virtual machines
-// filling the cache costs about as much CPU as computing the data. Set
+// filling the cache costs about as much CPU as computing the data. Such a
+// file's sha256 is taken from the staging buffers: from its first write of
+// 1 MiB or more, on a goroutine of its own that hashes them in order
+// behind the copies, and a buffer is refilled only once written and
+// hashed. Set
 // BundleWriter.Buffered for plain buffered writes; with NoSync, or for
 // zstd files, writes are buffered anyway.
 //

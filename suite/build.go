@@ -248,6 +248,7 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 				if i == head {
 					var once sync.Once
 					cc.started = func() { once.Do(func() { close(headStarted) }) }
+					cc.lead = plans[i].lead
 				}
 				err := plans[i].build(cc)
 				if cc.started != nil {
@@ -283,10 +284,11 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 feed:
 	for k, i := range order {
 		if k == 1 && headStarted != nil {
-			// The head case runs alone until it opens its first tensor:
-			// the largest case's first stage (the DSA selection, say)
-			// gets every core, and its writer, the build's longest,
-			// starts before the device is shared.
+			// The head case runs alone until it opens its lead tensor
+			// (casePlan.lead; else its first): the largest case's first
+			// stage (the DSA selection, say) gets every core, and its
+			// writer, the build's longest, starts before the cores and
+			// the device are shared.
 			select {
 			case <-headStarted:
 			case <-ctx.Done():
@@ -351,6 +353,7 @@ type caseCtx struct {
 	info     map[string]any
 	open     []*tensorOut // created, not yet closed or aborted
 	started  func()       // the head case's signal (see headFirst), else nil
+	lead     int64        // the head's signal comes with its first tensor of at least lead bytes
 }
 
 // abortOpen aborts every tensor a failed builder left open.
@@ -382,8 +385,9 @@ type tensorSpec struct {
 // Its manifest entry is placed when it is created, so the manifest order is
 // the creation order whatever the order of closing.
 //
-// Hashing and writing run on the tensor's own goroutine, overlapping the
-// generation and golden work that produce the bytes; the byte order is
+// Writing runs on the tensor's own goroutine (and a large file's hashing
+// on one more, see manifests), overlapping the generation and golden work
+// that produce the bytes; the byte order is
 // the order of emit calls, so the output does not depend on it.
 type tensorOut struct {
 	c    *caseCtx
@@ -444,7 +448,8 @@ func (t *tensorOut) start() {
 		for p := range t.queue {
 			if t.werr.Load() == nil {
 				if _, err := t.nw.Write(p); err != nil {
-					t.werr.Store(&err)
+					e := err // only a failure allocates: an allocation during a GC cycle can park this, often critical, goroutine
+					t.werr.Store(&e)
 				}
 			}
 			t.free <- p[:0]
@@ -483,15 +488,19 @@ func (c *caseCtx) create(ts tensorSpec) (*tensorOut, error) {
 // createFile opens ts's file and starts its writer, without a manifest
 // entry.
 func (c *caseCtx) createFile(ts tensorSpec) (*tensorOut, error) {
-	if c.started != nil {
+	descr, ok := manifests.NpyDType(ts.dtype)
+	if !ok {
+		panic("suite: unknown dtype " + ts.dtype)
+	}
+	size := int64(descr.ItemSize())
+	for _, d := range ts.shape {
+		size *= d
+	}
+	if c.started != nil && size >= c.lead {
 		c.started()
 	}
 	if err := c.ctx.Err(); err != nil {
 		return nil, err
-	}
-	descr, ok := manifests.NpyDType(ts.dtype)
-	if !ok {
-		panic("suite: unknown dtype " + ts.dtype)
 	}
 	rel := path.Join(c.id, ts.name+".npy")
 	if c.compress {
@@ -507,11 +516,7 @@ func (c *caseCtx) createFile(ts tensorSpec) (*tensorOut, error) {
 		return nil, err
 	}
 	if h, ok := f.(interface{ SizeHint(int64) }); ok {
-		n := int64(descr.ItemSize())
-		for _, d := range ts.shape {
-			n *= d
-		}
-		h.SizeHint(n)
+		h.SizeHint(size)
 	}
 	out := &tensorOut{c: c, f: f, nw: nw, rel: rel}
 	out.start()

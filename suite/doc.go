@@ -113,15 +113,17 @@
 // (keys are a pure function of the slot), and sparse MLA draws its
 // selected slots once, then fills both caches at once beside the golden
 // (fillAsync: the entries keep the creation order).
-// Hashing and writing run on one goroutine per tensor (a large direct
-// write hashes beside its aligned copy). Every parallel loop runs under
-// one process-wide bound on helper goroutines (internal/cpuslots), so
-// the writer of a large tensor is not starved by the cases computing
-// beside it. The case of the most planned bytes starts first and alone
-// until it opens its first tensor (headFirst): its writer is the
-// longest, and the process's write queue serves the file with the most
-// bytes to come first (manifests). Memory is bounded by the longest
-// sequence (plus 8 KiB of Quest metadata per block), not by the cache.
+// Writing runs on one goroutine per tensor, and a large file's sha256 on
+// one more, behind its staged copies (manifests). Every parallel loop
+// runs under one process-wide bound on helper goroutines
+// (internal/cpuslots), so the writer of a large tensor is not starved by
+// the cases computing beside it. The case of the most planned bytes
+// starts first and alone until it opens its lead tensor (headFirst; the
+// plan's lead, else its first tensor; sparse MLA: the ckv cache): its
+// writer is the longest, and the process's write queue serves the file
+// with the most bytes to come first (manifests). Memory is bounded by the
+// longest sequence (plus 8 KiB of Quest metadata per block), not by the
+// cache.
 //
 // # Determinism
 //

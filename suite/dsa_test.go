@@ -251,3 +251,78 @@ func TestHeadFirst(t *testing.T) {
 		}
 	}
 }
+
+// The head start of a sparse-attention case lasts until its ckv cache
+// opens (the plan's lead): the signal comes once, with q_nope and q_pe
+// already written and ckv_cache the tensor being opened.
+func TestHeadLeadDSAAttention(t *testing.T) {
+	r := tinyDSA(t)
+	var rc manifests.RecipeCase
+	for _, c := range r.Cases {
+		if c.ID == "sa" {
+			rc = c
+		}
+	}
+	plan, err := planCase(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.lead <= 0 || plan.lead >= plan.bytes {
+		t.Fatalf("lead %d, want in (0, %d)", plan.lead, plan.bytes)
+	}
+	var signals int
+	var before []string
+	cc := &caseCtx{ctx: context.Background(), id: rc.ID, seed: CaseSeed(r, rc, nil), tols: plan.tols, sink: HashSink{},
+		onBytes: func(int64) {}, tick: func() {}, lead: plan.lead}
+	cc.started = func() {
+		signals++
+		if signals == 1 {
+			for _, x := range cc.tensors {
+				before = append(before, x.Name)
+			}
+		}
+	}
+	if err := plan.build(cc); err != nil {
+		t.Fatal(err)
+	}
+	if signals != 1 {
+		t.Fatalf("%d head signals, want 1", signals)
+	}
+	if want := []string{"q_nope", "q_pe"}; !slices.Equal(before, want) {
+		t.Errorf("signal after %v, want after %v (at ckv_cache)", before, want)
+	}
+}
+
+// Without a lead the signal comes with the first tensor; with one, only
+// with a tensor of at least lead bytes.
+func TestHeadLeadThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lead  int64
+		sizes []int64 // float32 elements of the tensors opened in turn
+		want  int     // tensors opened when the first signal came (0: none)
+	}{
+		{"no lead: first tensor", 0, []int64{1, 1000}, 1},
+		{"lead: the large tensor", 4000, []int64{1, 10, 1000, 5}, 3},
+		{"lead never reached", 4001, []int64{1, 1000}, 0},
+	} {
+		opened, at := 0, 0
+		cc := &caseCtx{ctx: context.Background(), id: "c", sink: HashSink{}, onBytes: func(int64) {}, tick: func() {}, lead: tc.lead}
+		cc.started = func() {
+			if at == 0 {
+				at = opened + 1
+			}
+		}
+		for i, n := range tc.sizes {
+			tw, err := cc.createFile(tensorSpec{name: fmt.Sprintf("t%d", i), role: roleInput, dtype: "float32", shape: []int64{n}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tw.abort()
+			opened++
+		}
+		if at != tc.want {
+			t.Errorf("%s: signal at tensor %d, want %d", tc.name, at, tc.want)
+		}
+	}
+}

@@ -77,8 +77,12 @@ type casePlan struct {
 	params json.RawMessage
 	dtype  string // the case's dtype param: the dtype of outputs without a fixed one
 	bytes  int64
-	build  func(*caseCtx) error
-	tols   map[string]*compare.Tolerance // by tensor name
+	// lead, when set, is the size of the tensor whose opening ends the
+	// case's head start (see headFirst): its critical stage begins there.
+	// Zero: the first tensor.
+	lead  int64
+	build func(*caseCtx) error
+	tols  map[string]*compare.Tolerance // by tensor name
 	// family, when set, overrides the op table's family of an output for
 	// this case (MXFP4's strict: byte identity instead of 0 = 8).
 	family func(output string) (compare.Family, bool)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime/trace"
 	"slices"
 	"sync"
 
@@ -438,6 +439,7 @@ func (pr *dsaProblem) solve(c *caseCtx) error {
 			bt[i] = int32(i)
 		}
 		// Blocks are independent: they are quantized in parallel.
+		reg := trace.StartRegion(c.ctx, "dsa keys")
 		err := eachBlock(nblk, scratch, func(i int, sc *dsaKeyScratch) error {
 			n := min(dsaPS, L-i*dsaPS)
 			kb := sc.kf[:n*di]
@@ -448,6 +450,7 @@ func (pr *dsaProblem) solve(c *caseCtx) error {
 			dsaFillCanarySlots(blk, di, n, dsaPS) // the slots past the sequence's end
 			return pr.keys.quantize(blk, 0, l.slot(b, i*dsaPS), n, kb, sc.run)
 		})
+		reg.End()
 		if err != nil {
 			return fmt.Errorf("sequence %d: %w", b, err)
 		}
@@ -474,7 +477,10 @@ func (pr *dsaProblem) solve(c *caseCtx) error {
 		}
 		lg = slices.Grow(lg[:0], nn*nblk*dsaPS)[:nn*nblk*dsaPS]
 		tl, info := pr.tl[b*nn*k:(b+1)*nn*k], pr.info[b*nn:(b+1)*nn]
-		if err := golden.DSAIndexer(lg, tl, nil, info, qb, wb, cache, bt, l.lens[b:b+1], d); err != nil {
+		reg = trace.StartRegion(c.ctx, "dsa indexer")
+		err = golden.DSAIndexer(lg, tl, nil, info, qb, wb, cache, bt, l.lens[b:b+1], d)
+		reg.End()
+		if err != nil {
 			return fmt.Errorf("sequence %d: %w", b, err)
 		}
 		for j := range nn {
