@@ -246,7 +246,8 @@ func (fw *FileWriter) SizeHint(n int64) {
 	}
 }
 
-// SHA256 returns the hex sha256 of the uncompressed bytes written so far.
+// SHA256 returns the hex sha256 of the uncompressed bytes written so far;
+// with direct I/O (which hashes on its own goroutine) only after Close.
 func (fw *FileWriter) SHA256() string { return hex.EncodeToString(fw.h.Sum(nil)) }
 
 // Bytes returns the number of uncompressed bytes written.
