@@ -448,7 +448,10 @@ func (t *tensorOut) start() {
 		for p := range t.queue {
 			if t.werr.Load() == nil {
 				if _, err := t.nw.Write(p); err != nil {
-					e := err // only a failure allocates: an allocation during a GC cycle can park this, often critical, goroutine
+					// Only a failure allocates: an allocation during a
+					// GC cycle can park this goroutine, often the
+					// build's critical one.
+					e := err
 					t.werr.Store(&e)
 				}
 			}
@@ -492,10 +495,8 @@ func (c *caseCtx) createFile(ts tensorSpec) (*tensorOut, error) {
 	if !ok {
 		panic("suite: unknown dtype " + ts.dtype)
 	}
-	size := int64(descr.ItemSize())
-	for _, d := range ts.shape {
-		size *= d
-	}
+	hdr := npy.Header{Descr: descr, Shape: ts.shape}
+	size := hdr.NumBytes() // -1 when it overflows: NewWriter refuses the header below
 	if c.started != nil && size >= c.lead {
 		c.started()
 	}
@@ -510,7 +511,7 @@ func (c *caseCtx) createFile(ts tensorSpec) (*tensorOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	nw, err := npy.NewWriter(f, npy.Header{Descr: descr, Shape: ts.shape})
+	nw, err := npy.NewWriter(f, hdr)
 	if err != nil {
 		f.Close()
 		return nil, err
