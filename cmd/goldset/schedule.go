@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -301,9 +300,9 @@ func (s *stepsOut) abort() {
 	os.Remove(s.f.Name())
 }
 
-// stepProgress reports the step and finished requests on long runs.
+// stepProgress reports the step and finished requests on long runs (from
+// the one goroutine that runs the simulation).
 type stepProgress struct {
-	mu          sync.Mutex
 	w           io.Writer
 	total       int
 	quiet, tty  bool
@@ -328,8 +327,6 @@ func (p *stepProgress) update(step, finished int) {
 	if now.Sub(p.start) < time.Second || now.Sub(p.last) < every {
 		return
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.last = now
 	line := fmt.Sprintf("schedule: step %d, %d of %d requests finished", step, finished, p.total)
 	if p.tty {
@@ -341,8 +338,6 @@ func (p *stepProgress) update(step, finished int) {
 }
 
 func (p *stepProgress) finish() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.tty && p.shown {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
