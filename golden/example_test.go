@@ -91,3 +91,19 @@ func ExampleSparseAttention() {
 	fmt.Println(out, err)
 	// Output: [5] <nil>
 }
+
+func ExampleUnifiedAttention() {
+	// handUnified: one head, D = 1, block size 2. Sequence 0 is a 2-token
+	// chunk over a 1-token prefix (L = 3, keys all 0: uniform weights),
+	// sequence 1 a decode row, then a zero-length padded request and a
+	// padded token. NaN slots and -1 table entries are never read.
+	c := handUnified()
+	out, lse := make([]float64, 4), make([]float64, 4)
+	if err := golden.UnifiedAttention(out, lse, c.q, c.kc, c.vc, c.bt, c.sl, c.qsl, c.dims, 1); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Printf("out %.4f\nlse %.4f\n", out, lse)
+	// Output:
+	// out [1.5000 2.3333 5.0000 0.0000]
+	// lse [0.6931 1.0986 3.0000 0.0000]
+}

@@ -77,22 +77,46 @@ def _attend(q, k, v, scale):
     return (p @ _f64(v)) / den[:, None], m[:, 0] + np.log(den)
 
 
-def paged_attention(case, x, wrong_gqa=False):
+def _attn_setup(case, x):
+    """query, caches, block size, Hkv, G, scale, and zeroed float64 out and lse for every query row."""
     q, kc, vc = x["query"], x["key_cache"], x["value_cache"]
-    bt, lens = x["block_tables"], x["context_lens"]
-    B, Hq, D = q.shape
+    rows, Hq, D = q.shape
     bs, Hkv = kc.shape[1], kc.shape[2]
-    G = Hq // Hkv
     scale = float(case.params.get("scale", 1 / np.sqrt(D)))
-    out = np.zeros((B, Hq, D), np.float64)
-    lse = np.zeros((B, Hq), np.float64)
-    for b in range(B):
+    return q, kc, vc, bs, Hkv, Hq // Hkv, scale, np.zeros((rows, Hq, D), np.float64), np.zeros((rows, Hq), np.float64)
+
+
+def paged_attention(case, x, wrong_gqa=False):
+    q, kc, vc, bs, Hkv, G, scale, out, lse = _attn_setup(case, x)
+    bt, lens = x["block_tables"], x["context_lens"]
+    Hq = q.shape[1]
+    for b in range(q.shape[0]):
         L = int(lens[b])
         K, V = _tokens(kc, bt[b], L, bs), _tokens(vc, bt[b], L, bs)
         for h in range(Hq):
             kvh = h % Hkv if wrong_gqa else h // G  # WRONG: h % Hkv
             o, l = _attend(q[b, h:h + 1], K[:, kvh], V[:, kvh], scale)
             out[b, h], lse[b, h] = o[0], l[0]
+    return {"out": out.astype(np.float32), "lse": lse.astype(np.float32)}
+
+
+def unified_attention(case, x, causal_shift=0):
+    """vLLM V1 unified attention over query_start_loc/seq_lens (docs/spec.md §12);
+    padded tokens (past query_start_loc[-1]) get 0. causal_shift=1 is the
+    WRONG twin: query token i also attends key ctx+i+1."""
+    q, kc, vc, bs, Hkv, G, scale, out, lse = _attn_setup(case, x)
+    bt, sl, qsl = x["block_table"], x["seq_lens"], x["query_start_loc"]
+    for s in range(len(sl)):
+        t0, t1, L = int(qsl[s]), int(qsl[s + 1]), int(sl[s])
+        if t1 == t0:
+            continue
+        K, V = _tokens(kc, bt[s], L, bs), _tokens(vc, bt[s], L, bs)
+        ctx = L - (t1 - t0)
+        for t in range(t0, t1):
+            n = min(L, ctx + t - t0 + 1 + causal_shift)  # keys 0..n-1
+            for g in range(Hkv):
+                o, l = _attend(q[t, g * G:(g + 1) * G], K[:n, g], V[:n, g], scale)
+                out[t, g * G:(g + 1) * G], lse[t, g * G:(g + 1) * G] = o, l
     return {"out": out.astype(np.float32), "lse": lse.astype(np.float32)}
 
 
@@ -161,6 +185,7 @@ KERNELS = {
     "reshape_and_cache": reshape_and_cache,
     "paged_attention": paged_attention,
     "quest": quest,
+    "unified_attention": unified_attention,
 }
 
 WRONG = {
@@ -169,6 +194,7 @@ WRONG = {
     "reshape_and_cache": lambda c, x: reshape_and_cache(c, x, slot_shift=1),
     "paged_attention": lambda c, x: paged_attention(c, x, wrong_gqa=True),
     "quest": lambda c, x: quest(c, x, lowest=True),
+    "unified_attention": lambda c, x: unified_attention(c, x, causal_shift=1),
 }
 
 
