@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"os"
+
+	"github.com/goldset/goldset/internal/safefile"
 )
 
 // nameOf returns the name used in error messages for r.
@@ -109,7 +111,7 @@ type File struct {
 // is allocated or read, it checks that the file holds exactly the bytes the
 // header promises: fewer wrap ErrTruncated, more wrap ErrTrailingData.
 func Open(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path) // a regular file: never a FIFO, device or link
 	if err != nil {
 		return nil, fmt.Errorf("npy: open %q: %w", path, err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/goldset/goldset/internal/safefile"
 	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/suite"
 )
@@ -156,9 +157,12 @@ func shardIndexVar() string {
 	return "SLURM_ARRAY_TASK_ID=" + os.Getenv("SLURM_ARRAY_TASK_ID")
 }
 
+// maxSecretBytes bounds a --secret-file (a secret is a line of text).
+const maxSecretBytes = 64 << 10
+
 func readSecret(file string) ([]byte, error) {
 	if file != "" {
-		b, err := os.ReadFile(file)
+		b, err := safefile.ReadFile(file, maxSecretBytes)
 		if err != nil {
 			return nil, fmt.Errorf("read secret: %w", err)
 		}
@@ -510,9 +514,9 @@ func selectRecipes(o genOptions, opts suite.Options) ([]*manifests.Recipe, error
 	case len(o.recipes) > 0:
 		var out []*manifests.Recipe
 		for _, path := range o.recipes {
-			data, err := os.ReadFile(path)
+			data, err := safefile.ReadFile(path, manifests.MaxRecipeBytes)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("recipe: %w", err)
 			}
 			r, err := manifests.ParseRecipe(path, data)
 			if err != nil {

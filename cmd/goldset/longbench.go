@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/goldset/goldset/internal/safefile"
 	"github.com/goldset/goldset/longbench"
 	"github.com/goldset/goldset/longbench/tokenizer"
 	"github.com/goldset/goldset/manifests"
@@ -366,7 +367,7 @@ func runTokenize(ctx context.Context, o tokenizeOptions, in io.Reader, w io.Writ
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		text, err := os.ReadFile(f)
+		text, err := safefile.ReadFile(f, 0) // any size, but a regular file
 		if err != nil {
 			return err
 		}
