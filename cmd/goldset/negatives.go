@@ -59,6 +59,8 @@ control is judged at once (exit 3 if compare gets any of them wrong).`,
 	cmd.MarkFlagRequired("case")
 	cmd.RegisterFlagCompletionFunc("case", completeBundleCases)
 	cmd.MarkFlagRequired("out")
+	markArgs(cmd, inputDir, "bundle")
+	markPath(cmd, "out", output, "")
 	return cmd
 }
 

@@ -19,7 +19,22 @@ var (
 	ErrOutside = errors.New("path is not inside its bundle")
 	// ErrTooLarge: the file is larger than its format's limit (ReadFile).
 	ErrTooLarge = errors.New("file too large")
+	// ErrNotDir: a path that must name a directory does not (Dir).
+	ErrNotDir = errors.New("not a directory")
 )
+
+// Dir checks that path is a directory (a link to one is accepted: roots
+// are the caller's choice), naming what it is otherwise; it opens nothing.
+func Dir(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is %s: %w", path, Kind(fi.Mode()), ErrNotDir)
+	}
+	return nil
+}
 
 // Kind names what a file mode describes, for error messages.
 func Kind(m fs.FileMode) string {

@@ -138,6 +138,12 @@ func TestReadFileLimit(t *testing.T) {
 	if _, err := ReadFile(dir, 1<<20); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "directory") {
 		t.Errorf("ReadFile(dir) = %v", err)
 	}
+	if err := Dir(fifo); !errors.Is(err, ErrNotDir) || !strings.Contains(err.Error(), fifo+" is a named pipe") {
+		t.Errorf("Dir(FIFO) = %v", err)
+	}
+	if err := Dir(dir); err != nil {
+		t.Errorf("Dir(dir) = %v", err)
+	}
 	if got := human(64 << 20); got != "64 MiB" {
 		t.Errorf("human(64 MiB) = %q", got)
 	}
