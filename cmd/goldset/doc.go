@@ -51,6 +51,7 @@
 // A forced exit on a signal cuts work as a crash would: a bundle (and a
 // longbench build) appears at its target only by renaming a complete
 // temporary directory, and that rename is never cut, so the target holds
-// the old output or the new complete one; a temporary directory left behind
-// is removed by the next run.
+// the old output or the new complete one. Temporary directories are
+// removed on the forced exit; a bundle's that a still-running writer
+// refilled is removed by the next gen into the same place.
 package main
