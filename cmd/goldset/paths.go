@@ -25,8 +25,8 @@ const (
 )
 
 // markPath records what flag of cmd names; fixture says what a valid value
-// is (the walk test's fixture key). Input files and directories also get
-// cobra's completion hints.
+// is (the walk test's fixture key). Files also get cobra's completion hint;
+// directories do not (most also take their manifest.json).
 func markPath(cmd *cobra.Command, flag, kind, fixture string) {
 	f := cmd.Flags().Lookup(flag)
 	if f == nil {
@@ -36,11 +36,8 @@ func markPath(cmd *cobra.Command, flag, kind, fixture string) {
 		f.Annotations = map[string][]string{}
 	}
 	f.Annotations[annPath] = []string{kind, fixture}
-	switch kind {
-	case inputFile, output:
+	if kind == inputFile || kind == output {
 		cmd.MarkFlagFilename(flag)
-	case inputDir:
-		cmd.MarkFlagDirname(flag)
 	}
 }
 
