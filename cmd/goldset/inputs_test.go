@@ -313,3 +313,39 @@ func TestEveryInputRefusesFIFOsLinksAndDirectories(t *testing.T) {
 		}
 	}
 }
+
+// Inputs with a natural size are refused above it before anything is read:
+// each probe is a sparse file one byte over the limit (nothing to read in
+// the time allowed if it were read), and the refusal names it and the limit.
+func TestInputSizeLimits(t *testing.T) {
+	fx := newInputFixtures(t)
+	for _, tc := range []struct {
+		in    input
+		limit string
+		bytes int64
+	}{
+		{input{cmd: "gen", name: "--recipe"}, "16 MiB", 16<<20 + 1},
+		{input{cmd: "gen", name: "--secret-file"}, "64 KiB", 64<<10 + 1},
+		{input{cmd: "tokenize", name: "--tokenizer"}, "128 MiB", 128<<20 + 1},
+		{input{cmd: "longbench build", name: "--v2-template"}, "4 MiB", 4<<20 + 1},
+		{input{cmd: "serving size", name: "--model"}, "16 MiB", 16<<20 + 1},
+		{input{cmd: "serving report", name: "ARGS"}, "1 GiB", 1<<30 + 1},
+	} {
+		p := filepath.Join(t.TempDir(), "big")
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(tc.bytes); err != nil {
+			t.Skip(err)
+		}
+		f.Close()
+		args := fx.invocation(tc.in, p, filepath.Join(t.TempDir(), "out"))
+		code, out, took := goldsetProcess(t, 10*time.Second, args...)
+		want := fmt.Sprintf("%s is %d bytes, more than the %d (%s)", p, tc.bytes, tc.bytes-1, tc.limit)
+		if code != exitError || !strings.Contains(out, want) || !strings.Contains(out, "file too large") {
+			t.Errorf("%s with a %d-byte file: exit %d in %v, want 1 naming it and the %s limit:\n%s", tc.in, tc.bytes, code, took, tc.limit, out)
+		}
+		t.Logf("%s: exit %d in %v: %s", tc.in, code, took.Round(time.Millisecond), strings.TrimSpace(out))
+	}
+}

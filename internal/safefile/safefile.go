@@ -134,7 +134,7 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 }
 
 func tooLarge(path string, size, limit int64) error {
-	return fmt.Errorf("%s is %s (%d bytes), more than the %s such a file may have: %w", path, human(size), size, human(limit), ErrTooLarge)
+	return fmt.Errorf("%s is %d bytes, more than the %d (%s) such a file may have: %w", path, size, limit, human(limit), ErrTooLarge)
 }
 
 // human prints a byte count in binary units, for errors.

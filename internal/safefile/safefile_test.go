@@ -123,7 +123,7 @@ func TestReadFileLimit(t *testing.T) {
 		switch {
 		case tc.ok && (err != nil || string(b) != "0123456789"):
 			t.Errorf("ReadFile(limit %d) = %q, %v", tc.limit, b, err)
-		case !tc.ok && (!errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "(10 bytes)")):
+		case !tc.ok && (!errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), p+" is 10 bytes, more than the")):
 			t.Errorf("ReadFile(limit %d) = %v, want ErrTooLarge naming %s and its size", tc.limit, err, p)
 		}
 	}
