@@ -507,10 +507,10 @@ func commitDir(out string, overwrite bool, fill func(tmp string) error) error {
 	ok := false
 	release := shutdown.OnExit(func() { os.RemoveAll(tmp) }) // a forced exit on a signal
 	defer func() {
-		release()
 		if !ok {
 			os.RemoveAll(tmp)
 		}
+		release() // after the removal: a forced exit meanwhile removes it too
 	}()
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err

@@ -341,10 +341,11 @@ func (b *BundleWriter) Abort() {
 		return
 	}
 	b.done = true
+	os.RemoveAll(b.tmp)
 	if b.release != nil {
+		// After the removal: a forced exit meanwhile removes it too.
 		b.release()
 	}
-	os.RemoveAll(b.tmp)
 }
 
 // syncAll fsyncs every written file and every directory of the temporary
