@@ -285,7 +285,7 @@ func TestEveryInputRefusesFIFOsLinksAndDirectories(t *testing.T) {
 			os.Mkdir(d, 0o755)
 			check(in, d, "is a directory", d)
 		case inputDir:
-			check(in, fifo, "", fifo)
+			check(in, fifo, "is a named pipe (FIFO)", fifo)
 			key := keyFile[in.fixture]
 			for _, what := range []string{"fifo", "link", "dir"} {
 				d := fresh("dir-" + what)
