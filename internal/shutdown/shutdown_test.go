@@ -6,7 +6,9 @@ import (
 )
 
 // Exit waits for a Critical section, then runs the cleanups still
-// registered (not the released ones) and exits with the code.
+// registered (not the released ones) and exits with the code. The fake exit
+// never returns, so the package lock stays held as in a real exit: keep
+// this the package's only test that calls Exit.
 func TestExitWaitsForCritical(t *testing.T) {
 	exited := make(chan int, 1)
 	exit = func(code int) { exited <- code; select {} } // os.Exit never returns
