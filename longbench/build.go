@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/goldset/goldset/internal/safefile"
 )
 
 // BuildOptions configure Build.
@@ -87,6 +89,16 @@ func Build(ctx context.Context, opts BuildOptions, tok Tokenizer, progress io.Wr
 	}
 	if err := opts.validate(); err != nil {
 		return nil, err
+	}
+	// The directories named are directories (a FIFO there would otherwise
+	// read as a missing subset).
+	for _, d := range []string{opts.DataDir, opts.TemplatesDir} {
+		if d == "" {
+			continue
+		}
+		if err := safefile.Dir(d); err != nil {
+			return nil, fmt.Errorf("longbench: %w", err)
+		}
 	}
 	replacing, err := checkOut(opts.Out, opts.Overwrite)
 	if err != nil {

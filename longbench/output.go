@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/goldset/goldset/internal/shutdown"
 	"github.com/goldset/goldset/npy"
 )
 
@@ -504,10 +505,12 @@ func commitDir(out string, overwrite bool, fill func(tmp string) error) error {
 		return fmt.Errorf("longbench: temp output dir: %w", err)
 	}
 	ok := false
+	release := shutdown.OnExit(func() { os.RemoveAll(tmp) }) // a forced exit on a signal
 	defer func() {
 		if !ok {
 			os.RemoveAll(tmp)
 		}
+		release() // after the removal: a forced exit meanwhile removes it too
 	}()
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
@@ -515,27 +518,35 @@ func commitDir(out string, overwrite bool, fill func(tmp string) error) error {
 	if err := fill(tmp); err != nil {
 		return err
 	}
-	if _, err := checkOut(out, overwrite); err != nil {
-		return err
-	}
-	// An empty existing directory can simply be replaced; a non-empty one
-	// (overwrite) is moved aside first and removed after the swap.
+	// The swap is one critical section: a forced exit on a signal waits
+	// for it, so out is never left moved aside.
 	var old string
-	if _, err := os.Lstat(out); err == nil {
-		if rmErr := os.Remove(out); rmErr != nil {
-			old = tmp + ".old"
-			if err := os.Rename(out, old); err != nil {
-				return fmt.Errorf("longbench: move aside %s: %w", out, err)
+	err = shutdown.Critical(func() error {
+		if _, err := checkOut(out, overwrite); err != nil {
+			return err
+		}
+		// An empty existing directory can simply be replaced; a non-empty one
+		// (overwrite) is moved aside first and removed after the swap.
+		if _, err := os.Lstat(out); err == nil {
+			if rmErr := os.Remove(out); rmErr != nil {
+				old = tmp + ".old"
+				if err := os.Rename(out, old); err != nil {
+					return fmt.Errorf("longbench: move aside %s: %w", out, err)
+				}
 			}
 		}
-	}
-	if err := os.Rename(tmp, out); err != nil {
-		if old != "" {
-			os.Rename(old, out)
+		if err := os.Rename(tmp, out); err != nil {
+			if old != "" {
+				os.Rename(old, out)
+			}
+			return fmt.Errorf("longbench: rename %s to %s: %w", tmp, out, err)
 		}
-		return fmt.Errorf("longbench: rename %s to %s: %w", tmp, out, err)
+		ok = true
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	ok = true
 	if old != "" {
 		os.RemoveAll(old)
 	}

@@ -11,10 +11,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/goldset/goldset/internal/safefile"
 )
 
 // Version selects the LongBench record schema.
@@ -293,7 +294,7 @@ func ReadSubset(ctx context.Context, dir, subset string, opts ReadOptions, fn fu
 // A missing file yields an error wrapping ErrMissingSubset that names the
 // path. An error from fn stops reading and is returned as is.
 func ReadFile(ctx context.Context, path, subset string, opts ReadOptions, fn func(*Record) error) (FileInfo, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path) // a regular file: a FIFO would block, a link redirect
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return FileInfo{}, fmt.Errorf("longbench: subset %q: no file %s: %w", subset, path, ErrMissingSubset)

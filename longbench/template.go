@@ -7,13 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/goldset/goldset/internal/safefile"
 )
 
 // Template is a parsed Python str.format template restricted to named
@@ -211,6 +212,10 @@ type Config struct {
 	Files     []FileDigest // dataset2prompt.json then dataset2maxlen.json
 }
 
+// MaxConfigBytes bounds dataset2prompt.json, dataset2maxlen.json and a v2
+// prompt file, checked before reading: LongBench's are a few KB.
+const MaxConfigBytes = 4 << 20
+
 // LoadConfig reads dir/dataset2prompt.json and dir/dataset2maxlen.json.
 // Templates are parsed lazily, so a broken template only matters when used.
 func LoadConfig(dir string) (*Config, error) {
@@ -225,7 +230,7 @@ func LoadConfig(dir string) (*Config, error) {
 }
 
 func readJSONFile(path string, dst any, digests *[]FileDigest) error {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, MaxConfigBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("longbench: config file %s not found (set the templates directory): %w", path, ErrConfig)
@@ -329,7 +334,7 @@ func ParseDollarTemplate(name, text string) (*DollarTemplate, error) {
 // open(path, encoding='utf-8').read() does: text mode, so "\r\n" and "\r"
 // become "\n" (universal newlines). The digest is of the file's bytes.
 func LoadDollarTemplate(path string) (*DollarTemplate, FileDigest, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, MaxConfigBytes)
 	if err != nil {
 		return nil, FileDigest{}, fmt.Errorf("longbench: v2 template: %w", err)
 	}

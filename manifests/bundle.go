@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/goldset/goldset/internal/shutdown"
 )
 
 const (
@@ -55,7 +57,8 @@ type BundleWriter struct {
 	// the target does not exist or is empty).
 	Replaces *Manifest
 
-	opts CreateOptions
+	opts    CreateOptions
+	release func() // unregisters the forced-exit cleanup (internal/shutdown)
 }
 
 // CreateBundle prepares an atomic write of the bundle directory dir, which
@@ -93,6 +96,8 @@ func CreateBundleWith(dir string, o CreateOptions) (*BundleWriter, error) {
 	if err := os.Mkdir(bw.tmp, 0o755); err != nil {
 		return nil, fmt.Errorf("manifests: create temporary bundle directory: %w", err)
 	}
+	tmp := bw.tmp
+	bw.release = shutdown.OnExit(func() { os.RemoveAll(tmp) }) // a forced exit on a signal
 	return bw, nil
 }
 
@@ -285,6 +290,18 @@ func (b *BundleWriter) Commit(m *Manifest) error {
 			return err
 		}
 	}
+	// The check and the renames are one critical section: a forced exit on
+	// a signal (internal/shutdown) waits for it, so the target is never
+	// left moved aside.
+	err = shutdown.Critical(b.swap)
+	if err == nil && b.release != nil {
+		b.release()
+	}
+	return err
+}
+
+// swap renames the temporary directory onto the target (Commit).
+func (b *BundleWriter) swap() error {
 	// Checked again: the target may have changed while the bundle was built.
 	if _, err := checkReplaceable(b.final, b.opts); err != nil {
 		return err
@@ -325,6 +342,10 @@ func (b *BundleWriter) Abort() {
 	}
 	b.done = true
 	os.RemoveAll(b.tmp)
+	if b.release != nil {
+		// After the removal: a forced exit meanwhile removes it too.
+		b.release()
+	}
 }
 
 // syncAll fsyncs every written file and every directory of the temporary

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goldset/goldset/internal/shutdown"
 	"github.com/goldset/goldset/npy"
 )
 
@@ -308,4 +309,28 @@ func TestCommitReplacesOldBundle(t *testing.T) {
 	if len(ents) != 1 {
 		t.Errorf("leftovers after replacing: %v", ents)
 	}
+}
+
+// A forced exit on a signal (internal/shutdown) removes a bundle being
+// written and leaves a committed one alone: nothing partial at the target.
+func TestForcedExitCleanup(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "b")
+	m := writeBundle(t, dir, false) // committed: its cleanup is released
+	bw, err := CreateBundleWith(filepath.Join(parent, "c"), CreateOptions{Suite: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw, _ := bw.Create("c1/x.npy", false)
+	fw.Write([]byte("partial"))
+	fw.Close()
+	shutdown.RunCleanups()
+	ents, _ := os.ReadDir(parent)
+	if len(ents) != 1 || ents[0].Name() != "b" {
+		t.Errorf("after a forced exit mid-write: %v, want only the committed bundle", ents)
+	}
+	if got, err := ReadManifest(dir); err != nil || got.Digest != m.Digest {
+		t.Errorf("committed bundle after the cleanup: %v", err)
+	}
+	bw.Abort()
 }

@@ -50,6 +50,10 @@ type RecipeCase struct {
 	Note   string          `json:"note,omitempty"`
 }
 
+// MaxRecipeBytes bounds a recipe file, checked before it is read (the
+// embedded suites' recipes are a few KB; gen --recipe).
+const MaxRecipeBytes = 16 << 20
+
 // ParseRecipe decodes and validates a recipe; name is used in errors.
 func ParseRecipe(name string, data []byte) (*Recipe, error) {
 	r := new(Recipe)

@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"os"
+
+	"github.com/goldset/goldset/internal/safefile"
 )
 
 // nameOf returns the name used in error messages for r.
@@ -107,9 +109,14 @@ type File struct {
 
 // Open opens a .npy file and reads its header. Before anything of data size
 // is allocated or read, it checks that the file holds exactly the bytes the
-// header promises: fewer wrap ErrTruncated, more wrap ErrTrailingData.
+// header promises: fewer wrap ErrTruncated, more wrap ErrTrailingData. A
+// path that is not a regular file (a link, FIFO, device or directory) is
+// refused before it is opened, wrapping ErrFormat (internal/safefile).
 func Open(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path) // a regular file: never a FIFO, device or link
+	if errors.Is(err, safefile.ErrNotRegular) {
+		return nil, fmt.Errorf("npy: open %q: %w: %w", path, ErrFormat, err) // not a .npy file at all
+	}
 	if err != nil {
 		return nil, fmt.Errorf("npy: open %q: %w", path, err)
 	}

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
+
+	"github.com/goldset/goldset/internal/safefile"
 )
 
 // Format names a result file's producer.
@@ -92,17 +93,9 @@ func (r *Result) Detailed() bool { return r.InputLens != nil }
 // ReadResult reads run `run` of a result file (negative counts from the end:
 // -1 is the last run appended).
 func ReadResult(path string, run int) (*Result, error) {
-	f, err := os.Open(path)
+	b, err := safefile.ReadFile(path, maxResultBytes) // a regular file, size checked before reading
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrResult, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxResultBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrResult, path, err)
-	}
-	if len(b) > maxResultBytes {
-		return nil, fmt.Errorf("%w: %s: larger than %d bytes", ErrResult, path, maxResultBytes)
+		return nil, fmt.Errorf("%w: %w", ErrResult, err)
 	}
 	r, err := ParseResult(b, run)
 	if err != nil {

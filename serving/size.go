@@ -2,13 +2,15 @@ package serving
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/goldset/goldset/internal/safefile"
 )
 
 // ModelConfig is what the KV cache size depends on.
@@ -55,6 +57,10 @@ func DTypeBytes(dt string) (int, error) {
 	return 0, fmt.Errorf("%w: unknown dtype %q (bfloat16, float16, float32, fp8)", ErrModel, dt)
 }
 
+// maxModelBytes bounds a model JSON or config.json (a few KB), checked
+// before reading.
+const maxModelBytes = 16 << 20
+
 // LoadModel returns a built-in model by name, or reads a small JSON
 // ({"name", "layers", "q_heads", "kv_heads", "head_dim", "dtype", "max_context"})
 // or a Hugging Face config.json.
@@ -62,14 +68,12 @@ func LoadModel(spec string) (ModelConfig, error) {
 	if m, ok := builtinModels[strings.ToLower(spec)]; ok {
 		return m, nil
 	}
-	f, err := os.Open(spec)
-	if err != nil {
-		return ModelConfig{}, fmt.Errorf("%w: %q is neither a built-in model (%s) nor a readable file: %v", ErrModel, spec, strings.Join(BuiltinModels(), ", "), err)
+	b, err := safefile.ReadFile(spec, maxModelBytes) // a regular file, size checked before reading
+	if errors.Is(err, fs.ErrNotExist) {
+		return ModelConfig{}, fmt.Errorf("%w: %q is neither a built-in model (%s) nor a readable file: %w", ErrModel, spec, strings.Join(BuiltinModels(), ", "), err)
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 16<<20))
 	if err != nil {
-		return ModelConfig{}, fmt.Errorf("%w: %s: %v", ErrModel, spec, err)
+		return ModelConfig{}, fmt.Errorf("%w: %w", ErrModel, err)
 	}
 	m, err := ParseModel(b)
 	if err != nil {

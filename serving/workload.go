@@ -5,10 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/goldset/goldset/internal/safefile"
 )
 
 // ManifestFile is the workload manifest's name inside a workload directory.
@@ -72,17 +73,9 @@ func ReadWorkload(path string) (*Workload, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		path = filepath.Join(path, ManifestFile)
 	}
-	f, err := os.Open(path)
+	b, err := safefile.ReadFile(path, maxManifestBytes) // a regular file, size checked before reading
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrWorkload, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrWorkload, path, err)
-	}
-	if len(b) > maxManifestBytes {
-		return nil, fmt.Errorf("%w: %s: larger than %d bytes", ErrWorkload, path, maxManifestBytes)
+		return nil, fmt.Errorf("%w: %w", ErrWorkload, err)
 	}
 	w, err := ParseWorkload(b)
 	if err != nil {

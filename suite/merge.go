@@ -208,7 +208,9 @@ func checkMergeTarget(dirs []string, out string) error {
 
 // bundleRoot is the bundle directory of a path naming it or its manifest.
 func bundleRoot(p string) string {
-	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+	// Only a regular file is a manifest.json naming its bundle; a FIFO or a
+	// link stays itself, so reading it fails naming it.
+	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
 		return filepath.Dir(p)
 	}
 	return p

@@ -224,7 +224,7 @@ func toolVersion() string {
 }
 
 func newVersionCmd(s *streams) *cobra.Command {
-	return &cobra.Command{
+	return markArgs(&cobra.Command{
 		Use:   "version",
 		Short: "Print goldset's version (also: goldset --version)",
 		Args:  cobra.NoArgs,
@@ -232,5 +232,5 @@ func newVersionCmd(s *streams) *cobra.Command {
 			fmt.Fprintf(s.out, "goldset %s (%s, %s/%s)\n", toolVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		},
-	}
+	}, notPath, "")
 }

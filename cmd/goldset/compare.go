@@ -68,6 +68,8 @@ case or output name, 1 when a file cannot be read.`,
 	cmd.MarkFlagRequired("case")
 	cmd.MarkFlagRequired("output")
 	cmd.RegisterFlagCompletionFunc("case", completeBundleCases)
+	markArgs(cmd, inputDir, "bundle")
+	markPath(cmd, "output", inputFile, "candidate")
 	return cmd
 }
 

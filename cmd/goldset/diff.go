@@ -46,6 +46,7 @@ Exit status: 0 when identical, 3 when they differ, 1 on error.`,
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
 	posIntVarP(cmd.Flags(), &o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "tensors compared in parallel")
 	cmd.Flags().Int64Var(&o.valuesLimit, "values-limit", 0, "skip value comparison for files larger than this many bytes (0: no limit, -1: never compare values)")
+	markArgs(cmd, inputDir, "bundle")
 	return cmd
 }
 

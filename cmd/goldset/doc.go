@@ -18,7 +18,11 @@
 //	     the wrong shape or dtype, a golden that fails its sha256, a shard
 //	     that fails verification in merge, bundles that differ (diff)
 //	130  interrupted: the first Ctrl-C (or SIGTERM) cancels, the command
-//	     removes its temporaries and exits 130; a second one exits at once
+//	     removes its temporaries and exits 130; a command still running
+//	     a second later (blocked where no context reaches: an open, a write
+//	     to a pipe nobody reads) is ended then by internal/shutdown, which
+//	     lets a bundle's final rename finish and removes temporaries; a
+//	     second signal exits at once
 //
 // With --json, gen, merge, verify, compare, diff, list, longbench build and
 // longbench schedule print JSON objects whose top-level "ok" is true exactly when they exit 0
@@ -35,7 +39,19 @@
 // goldset replaces only what it can prove is its own: an existing output
 // must be a goldset bundle (or longbench build) of the same kind and nothing
 // else, and replacing it needs --overwrite and is announced. Every file read
-// from a bundle or given as a candidate must be a regular file reached
-// without links; FIFOs, devices and links are refused by name before any
-// read (package internal/safefile).
+// from a bundle, a data directory or named on the command line (RESULT,
+// --recipe, --tokenizer, --v2-template, --model FILE, --secret-file,
+// tokenize FILE, ...) must be a regular file reached without links; FIFOs,
+// devices, directories and links are refused by name before any read, exit
+// 1, and files with a natural size are refused above it before reading
+// (package internal/safefile). Every path flag and argument is marked in
+// paths.go; inputs_test.go probes each input with a FIFO, a link and a
+// directory.
+//
+// A forced exit on a signal cuts work as a crash would: a bundle (and a
+// longbench build) appears at its target only by renaming a complete
+// temporary directory, and that rename is never cut, so the target holds
+// the old output or the new complete one. Temporary directories are
+// removed on the forced exit; a bundle's that a still-running writer
+// refilled is removed by the next gen into the same place.
 package main

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/goldset/goldset/internal/safefile"
 	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/suite"
 )
@@ -106,6 +107,14 @@ $SLURM_ARRAY_TASK_ID with $GOLDSET_SHARDS set gives it. Join shards with
 	f.StringVar(&o.traceFile, "trace", "", "write a Go execution trace to this file (diagnostics: go tool trace FILE; each case is a task, each tensor writer, DSA stage and the commit a region; direct writes are logged)")
 	f.BoolVar(&o.noFsync, "no-fsync", false, "skip fsync before the final rename (faster; a power loss may leave an incomplete bundle, a crash still cannot)")
 	cmd.RegisterFlagCompletionFunc("case", completeRecipeCases)
+	markArgs(cmd, notPath, "")
+	markPath(cmd, "out", output, "")
+	markPath(cmd, "from", inputDir, "bundle")
+	markPath(cmd, "split", notPath, "")
+	markPath(cmd, "secret-file", inputFile, "secret")
+	markPath(cmd, "recipe", inputFile, "recipe")
+	markPath(cmd, "cpuprofile", output, "")
+	markPath(cmd, "trace", output, "")
 	return cmd
 }
 
@@ -156,9 +165,12 @@ func shardIndexVar() string {
 	return "SLURM_ARRAY_TASK_ID=" + os.Getenv("SLURM_ARRAY_TASK_ID")
 }
 
+// maxSecretBytes bounds a --secret-file (a secret is a line of text).
+const maxSecretBytes = 64 << 10
+
 func readSecret(file string) ([]byte, error) {
 	if file != "" {
-		b, err := os.ReadFile(file)
+		b, err := safefile.ReadFile(file, maxSecretBytes)
 		if err != nil {
 			return nil, fmt.Errorf("read secret: %w", err)
 		}
@@ -462,6 +474,9 @@ func createBundle(dir, suiteName string, overwrite bool, errw io.Writer) (*manif
 func runGenFrom(ctx context.Context, o genOptions, opts suite.Options, w, errw io.Writer) error {
 	want, err := manifests.ReadManifest(o.from)
 	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, safefile.ErrNotRegular) {
+			return err // no manifest to rebuild (or a FIFO, link or directory in its place): unreadable, not a failed check
+		}
 		return failure{err}
 	}
 	if p := want.Provenance; p != nil && p.Version != toolVersion() {
@@ -510,9 +525,9 @@ func selectRecipes(o genOptions, opts suite.Options) ([]*manifests.Recipe, error
 	case len(o.recipes) > 0:
 		var out []*manifests.Recipe
 		for _, path := range o.recipes {
-			data, err := os.ReadFile(path)
+			data, err := safefile.ReadFile(path, manifests.MaxRecipeBytes)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("recipe: %w", err)
 			}
 			r, err := manifests.ParseRecipe(path, data)
 			if err != nil {

@@ -36,6 +36,7 @@ func newInspectCmd(s *streams) *cobra.Command {
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the manifest as JSON")
 	cmd.Flags().StringVar(&o.caseID, "case", "", "show only this case")
 	cmd.RegisterFlagCompletionFunc("case", completeBundleCases)
+	markArgs(cmd, inputDir, "bundle")
 	return cmd
 }
 

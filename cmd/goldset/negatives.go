@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/goldset/goldset/internal/dtype"
+	"github.com/goldset/goldset/internal/safefile"
 	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/npy"
 	"github.com/goldset/goldset/suite"
@@ -59,6 +60,8 @@ control is judged at once (exit 3 if compare gets any of them wrong).`,
 	cmd.MarkFlagRequired("case")
 	cmd.RegisterFlagCompletionFunc("case", completeBundleCases)
 	cmd.MarkFlagRequired("out")
+	markArgs(cmd, inputDir, "bundle")
+	markPath(cmd, "out", output, "")
 	return cmd
 }
 
@@ -140,6 +143,10 @@ func runNegatives(ctx context.Context, o negativesOptions, w io.Writer) error {
 	return nil
 }
 
+// maxControlsBytes bounds an earlier run's controls.json (a list of a few
+// dozen controls).
+const maxControlsBytes = 16 << 20
+
 // checkControlsDir lets negatives write only into an absent or empty
 // directory, or, with overwrite, one holding an earlier run's controls.json:
 // it never writes over files it cannot tell are its own.
@@ -152,7 +159,8 @@ func checkControlsDir(out string, overwrite bool) error {
 		return err
 	}
 	var prev []controlResult
-	data, err := os.ReadFile(filepath.Join(out, "controls.json"))
+	// Through safefile: a FIFO planted as controls.json must not block.
+	data, err := safefile.ReadFile(filepath.Join(out, "controls.json"), maxControlsBytes)
 	if err != nil || json.Unmarshal(data, &prev) != nil {
 		return fmt.Errorf("%s is not empty and holds no controls.json of an earlier run: refusing to write into it", out)
 	}

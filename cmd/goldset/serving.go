@@ -75,6 +75,8 @@ Exit status: 0 the result ran the workload, 3 it did not, 1 unreadable.`,
 	f.BoolVar(&o.eosAllowed, "eos-allowed", false, "accept outputs shorter than max_new_tokens (run without --ignore-eos)")
 	f.BoolVar(&o.json, "json", false, "print the verdict as JSON")
 	cmd.MarkFlagRequired("workload")
+	markArgs(cmd, inputFile, "result")
+	markPath(cmd, "workload", inputDir, "workload")
 	return cmd
 }
 
@@ -162,6 +164,10 @@ workload digest); otherwise the refusal is printed and the exit status is 3.`,
 	f.BoolVar(&o.shuffled, "shuffled", false, "check lengths as a multiset (see serving check)")
 	f.BoolVar(&o.eos, "eos-allowed", false, "accept outputs shorter than max_new_tokens (see serving check)")
 	f.BoolVar(&o.json, "json", false, "print the report as JSON")
+	markArgs(cmd, inputFile, "result")
+	markPath(cmd, "baseline", inputFile, "result")
+	markPath(cmd, "workload", inputDir, "workload")
+	markPath(cmd, "svg", output, "")
 	return cmd
 }
 
@@ -452,6 +458,11 @@ config.json), a small JSON {"name","layers","q_heads","kv_heads","head_dim",
 	f.BoolVar(&o.perPrompt, "per-prompt", false, "also list every prompt's tokens, blocks and bytes")
 	f.BoolVar(&o.json, "json", false, "print the figures as JSON")
 	cmd.MarkFlagRequired("model")
+	markArgs(cmd, notPath, "")
+	markPath(cmd, "workload", inputDir, "workload")
+	markPath(cmd, "model", inputFile, "model")
+	markPath(cmd, "weights", notPath, "")
+	markPath(cmd, "kv-dtype", notPath, "")
 	return cmd
 }
 

@@ -13,9 +13,11 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// bundleDir returns the bundle directory for a path naming the directory or its manifest.json.
+// bundleDir returns the bundle directory for a path naming the directory or
+// its manifest.json. Anything else (a FIFO, a link to a file) is returned
+// as is, so that reading it fails naming it rather than its parent.
 func bundleDir(p string) string {
-	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
 		return filepath.Dir(p)
 	}
 	return p

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/goldset/goldset/internal/safefile"
 	"github.com/goldset/goldset/manifests"
 )
 
@@ -48,6 +49,8 @@ Exit status 3 lists what is wrong (a manifest that is not valid included).`,
 	posIntVarP(cmd.Flags(), &o.jobs, "jobs", "j", runtime.GOMAXPROCS(0), "files hashed in parallel")
 	cmd.Flags().BoolVar(&o.regenerate, "regenerate", false, "also regenerate every tensor from the recipe and compare hashes")
 	cmd.Flags().StringVar(&o.secretFile, "secret-file", "", "secret for hidden cases (with --regenerate; or $GOLDSET_HIDDEN_SECRET)")
+	markArgs(cmd, inputDir, "bundle")
+	markPath(cmd, "secret-file", inputFile, "secret")
 	return cmd
 }
 
@@ -62,8 +65,8 @@ type verifyResult struct {
 func runVerify(ctx context.Context, o verifyOptions, w, errw io.Writer) error {
 	m, err := manifests.ReadManifest(o.bundle)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return err // nothing to verify: an error, not a failed check
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, safefile.ErrNotRegular) {
+			return err // nothing to verify (no manifest, or a FIFO, link or directory in its place): an error, not a failed check
 		}
 		return failure{err}
 	}

@@ -1,8 +1,10 @@
 package safefile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,7 +17,24 @@ var (
 	ErrNotRegular = errors.New("not a regular file")
 	// ErrOutside: a relative path leaves its root (absolute, "..", empty).
 	ErrOutside = errors.New("path is not inside its bundle")
+	// ErrTooLarge: the file is larger than its format's limit (ReadFile).
+	ErrTooLarge = errors.New("file too large")
+	// ErrNotDir: a path that must name a directory does not (Dir).
+	ErrNotDir = errors.New("not a directory")
 )
+
+// Dir checks that path is a directory (a link to one is accepted: roots
+// are the caller's choice), naming what it is otherwise; it opens nothing.
+func Dir(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is %s: %w", path, Kind(fi.Mode()), ErrNotDir)
+	}
+	return nil
+}
 
 // Kind names what a file mode describes, for error messages.
 func Kind(m fs.FileMode) string {
@@ -45,7 +64,7 @@ func Open(path string) (*os.File, error) {
 		return nil, err // *PathError names the path
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is %s: %w", path, Kind(fi.Mode()), ErrNotRegular)
+		return nil, notRegular(path, fi.Mode())
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
 	if err != nil {
@@ -61,6 +80,75 @@ func Open(path string) (*os.File, error) {
 		return nil, fmt.Errorf("%s changed while it was opened (now %s): %w", path, Kind(got.Mode()), ErrNotRegular)
 	}
 	return f, nil
+}
+
+// notRegular is Open's refusal. A link's message says where it leads and
+// how to proceed, since the file it names may be fine: resolving it reads
+// only links and directory entries (Lstat, Readlink), never opens a file.
+func notRegular(path string, m fs.FileMode) error {
+	if m&fs.ModeSymlink == 0 {
+		return fmt.Errorf("%s is %s: %w", path, Kind(m), ErrNotRegular)
+	}
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		raw, _ := os.Readlink(path)
+		return fmt.Errorf("%s is a symbolic link to %q, which does not resolve: %w", path, raw, ErrNotRegular)
+	}
+	if fi, err := os.Lstat(target); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is a symbolic link to %s, which is %s: %w", path, target, Kind(fi.Mode()), ErrNotRegular)
+	}
+	return fmt.Errorf("%s is a symbolic link (to %s); goldset does not follow links: name %s itself, or replace the link with a copy: %w", path, target, target, ErrNotRegular)
+}
+
+// ReadFile reads the regular file path (see Open) when it holds at most
+// limit bytes (limit <= 0: no limit). The size is checked on the opened file
+// before anything is allocated or read, and again while reading (the file
+// may grow): a larger file is refused with an error wrapping ErrTooLarge
+// that names it, its size and the limit.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if limit > 0 && st.Size() > limit {
+		return nil, tooLarge(path, st.Size(), limit)
+	}
+	var r io.Reader = f
+	if limit > 0 {
+		r = io.LimitReader(f, limit+1)
+	}
+	var b bytes.Buffer
+	b.Grow(int(st.Size()) + 1)
+	if _, err := b.ReadFrom(r); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if limit > 0 && int64(b.Len()) > limit {
+		return nil, tooLarge(path, int64(b.Len()), limit)
+	}
+	return b.Bytes(), nil
+}
+
+func tooLarge(path string, size, limit int64) error {
+	return fmt.Errorf("%s is %d bytes, more than the %d (%s) such a file may have: %w", path, size, limit, human(limit), ErrTooLarge)
+}
+
+// human prints a byte count in binary units, for errors.
+func human(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, u := float64(n), 0
+	for v >= unit && u < 4 {
+		v /= unit
+		u++
+	}
+	return fmt.Sprintf("%.4g %ciB", v, "KMGTP"[u-1])
 }
 
 // OpenIn opens rel (slash-separated) inside root; see the package doc.

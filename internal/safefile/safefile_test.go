@@ -85,3 +85,66 @@ func FuzzJoin(f *testing.F) {
 		}
 	})
 }
+
+// A link's refusal says where it leads and what to do; a link to a FIFO or
+// a dangling link is named as such, and nothing is opened.
+func TestOpenLinkMessages(t *testing.T) {
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "tokenizer.blob")
+	os.WriteFile(reg, []byte("{}"), 0o644)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	for _, tc := range []struct{ target, want string }{
+		{reg, "name " + reg + " itself, or replace the link with a copy"},
+		{fifo, "which is a named pipe (FIFO)"},
+		{dir, "which is a directory"},
+		{filepath.Join(dir, "gone"), "which does not resolve"},
+	} {
+		link := filepath.Join(dir, "link-"+filepath.Base(tc.target))
+		os.Symlink(tc.target, link)
+		_, err := Open(link)
+		if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), link+" is a symbolic link") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Open(link to %s) = %v, want %q", tc.target, err, tc.want)
+		}
+	}
+}
+
+func TestReadFileLimit(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "recipe.json")
+	os.WriteFile(p, []byte("0123456789"), 0o644)
+	for _, tc := range []struct {
+		limit int64
+		ok    bool
+	}{{0, true}, {10, true}, {11, true}, {9, false}, {1, false}} {
+		b, err := ReadFile(p, tc.limit)
+		switch {
+		case tc.ok && (err != nil || string(b) != "0123456789"):
+			t.Errorf("ReadFile(limit %d) = %q, %v", tc.limit, b, err)
+		case !tc.ok && (!errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), p+" is 10 bytes, more than the")):
+			t.Errorf("ReadFile(limit %d) = %v, want ErrTooLarge naming %s and its size", tc.limit, err, p)
+		}
+	}
+	// A FIFO is refused before the limit matters, at once.
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	if _, err := ReadFile(fifo, 1<<20); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("ReadFile(FIFO) = %v", err)
+	}
+	if _, err := ReadFile(dir, 1<<20); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "directory") {
+		t.Errorf("ReadFile(dir) = %v", err)
+	}
+	if err := Dir(fifo); !errors.Is(err, ErrNotDir) || !strings.Contains(err.Error(), fifo+" is a named pipe") {
+		t.Errorf("Dir(FIFO) = %v", err)
+	}
+	if err := Dir(dir); err != nil {
+		t.Errorf("Dir(dir) = %v", err)
+	}
+	if got := human(64 << 20); got != "64 MiB" {
+		t.Errorf("human(64 MiB) = %q", got)
+	}
+}

@@ -8,11 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"os"
 	"strings"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/goldset/goldset/internal/safefile"
 )
 
 // fileJSON is the subset of tokenizer.json this package reads. Components are
@@ -578,6 +579,11 @@ func (t *Tokenizer) buildDecodeTable() {
 // tokenizer.json). Token counts are exact only for this file.
 const Qwen3SHA256 = "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4"
 
+// MaxFileBytes bounds a tokenizer.json, checked before it is read: Qwen3's
+// is 11 MB and the largest Hugging Face files (262k-token vocabularies)
+// about 35 MB, so a larger file is the wrong file (a model's weights).
+const MaxFileBytes = 128 << 20
+
 // ErrUnknownFile is returned by LoadVerified for a tokenizer.json that is
 // not the known Qwen3 file: a truncated, edited or other model's file would
 // silently change every token count.
@@ -587,7 +593,7 @@ var ErrUnknownFile = errors.New("not the known Qwen3 tokenizer.json")
 // is Qwen3SHA256 or allowAny is set; with allowAny, Verified reports false
 // for any other file so that callers can mark what they count with it.
 func LoadVerified(path string, allowAny bool) (*Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}

@@ -5,9 +5,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/goldset/goldset/internal/safefile"
 )
 
 var (
@@ -48,7 +49,7 @@ type Tokenizer struct {
 
 // Load reads and parses a Hugging Face tokenizer.json file.
 func Load(path string) (*Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
