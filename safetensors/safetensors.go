@@ -54,6 +54,9 @@ type Tensor struct {
 	DType string // a safetensors dtype name: "BF16", "F32", ...
 	Shape []int64
 	Data  []byte
+	// Len is the data length of a tensor whose Data is nil because the
+	// caller streams it after the header (EncodeHeader only).
+	Len int64
 }
 
 // Info is one tensor of a header; Begin and End are offsets into the data.
@@ -141,8 +144,12 @@ func EncodeHeader(meta map[string]string, ts []Tensor) ([]byte, []Tensor, error)
 		}
 		seen[t.Name] = true
 		n, ok := byteCount(t.Shape, size)
-		if !ok || n != int64(len(t.Data)) {
-			return nil, nil, fmt.Errorf("safetensors: tensor %q: %d data bytes for %s %v", t.Name, len(t.Data), t.DType, t.Shape)
+		have := int64(len(t.Data))
+		if t.Data == nil {
+			have = t.Len
+		}
+		if !ok || n != have {
+			return nil, nil, fmt.Errorf("safetensors: tensor %q: %d data bytes for %s %v", t.Name, have, t.DType, t.Shape)
 		}
 		if i > 0 || len(meta) > 0 {
 			b.WriteByte(',')
