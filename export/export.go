@@ -98,6 +98,7 @@ type Index struct {
 
 // Result is what Export did.
 type Result struct {
+	OK      bool      `json:"ok"`
 	Out     string    `json:"out"`
 	Format  Format    `json:"format"`
 	Cases   []string  `json:"cases"`
@@ -215,7 +216,7 @@ func Export(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	done = true
-	res := &Result{Out: o.Out, Format: o.Format, Cases: idx.Cases, Skipped: idx.Skipped, Files: len(e.files) + 1}
+	res := &Result{OK: true, Out: o.Out, Format: o.Format, Cases: idx.Cases, Skipped: idx.Skipped, Files: len(e.files) + 1}
 	for _, f := range e.files {
 		res.Bytes += f.Bytes
 	}
