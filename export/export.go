@@ -294,7 +294,7 @@ func (e *exporter) writeFile(rel, caseID string, tensors []string, fill func(w i
 		return fmt.Errorf("export: %w", err)
 	}
 	h := sha256.New()
-	bw := bufio.NewWriterSize(io.MultiWriter(f, h), 1<<20)
+	bw := bufio.NewWriterSize(io.MultiWriter(f, h), 256<<10)
 	cw := &countWriter{w: bw}
 	err = fill(cw)
 	if err == nil {
@@ -335,7 +335,7 @@ func (e *exporter) copyTensor(t *manifests.Tensor, w io.Writer, visit func([]byt
 	}
 	defer rc.Close()
 	sum := sha256.New()
-	br := bufio.NewReaderSize(io.TeeReader(rc, sum), 1<<20)
+	br := bufio.NewReaderSize(io.TeeReader(rc, sum), int(min(t.Bytes+1, 1<<20)))
 	h, hn, err := npy.ReadHeader(br)
 	if err != nil {
 		return fmt.Errorf("export: %s: %w", t.Path, err)
@@ -344,7 +344,7 @@ func (e *exporter) copyTensor(t *manifests.Tensor, w io.Writer, visit func([]byt
 		return fmt.Errorf("export: %s: %w: %v", t.Path, manifests.ErrMismatch, err)
 	}
 	want := h.NumBytes()
-	buf := make([]byte, min(max(want, 1), 4<<20))
+	buf := make([]byte, min(max(want, 1), 1<<20))
 	for done := int64(0); done < want; {
 		if err := e.ctx.Err(); err != nil {
 			return err

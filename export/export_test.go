@@ -49,7 +49,7 @@ var (
 )
 
 // testBundle builds oneRecipe once into a temporary directory.
-func testBundle(t *testing.T) string {
+func testBundle(t testing.TB) string {
 	t.Helper()
 	bundleOnce.Do(func() {
 		r, err := manifests.ParseRecipe("export-one", []byte(oneRecipe))

@@ -134,7 +134,7 @@ func Import(ctx context.Context, o ImportOptions) (*ImportResult, error) {
 				seen[c.ID] = map[string]bool{}
 			}
 		}
-		probs, proved := checkFile(ctx, o.Dir, idx.Format, f, c)
+		probs, proved := checkFile(ctx, o.Dir, f, c)
 		res.Problems = append(res.Problems, probs...)
 		for _, t := range proved {
 			seen[c.ID][t] = true
@@ -175,7 +175,7 @@ func Import(ctx context.Context, o ImportOptions) (*ImportResult, error) {
 // checkFile hashes one exported file against the index and, for a file of
 // case tensors, proves each tensor against the manifest. It returns the
 // problems and the names of the tensors proved.
-func checkFile(ctx context.Context, dir string, format Format, f File, c *manifests.Case) ([]manifests.Problem, []string) {
+func checkFile(ctx context.Context, dir string, f File, c *manifests.Case) ([]manifests.Problem, []string) {
 	var probs []manifests.Problem
 	prob := func(tensor, what string, a ...any) {
 		p := manifests.Problem{Path: f.Path, Tensor: tensor, What: fmt.Sprintf(what, a...)}
@@ -200,7 +200,7 @@ func checkFile(ctx context.Context, dir string, format Format, f File, c *manife
 		return probs, nil
 	}
 	sum := sha256.New()
-	if _, err := io.Copy(sum, bufio.NewReaderSize(ctxReader{ctx, fh}, 1<<20)); err != nil {
+	if _, err := io.Copy(sum, bufio.NewReaderSize(ctxReader{ctx, fh}, int(min(st.Size()+1, 1<<20)))); err != nil {
 		prob("", "read: %v", err)
 		return probs, nil
 	}
