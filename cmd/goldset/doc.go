@@ -20,7 +20,7 @@
 //	130  interrupted: the first Ctrl-C (or SIGTERM) cancels, the command
 //	     removes its temporaries and exits 130; a second one exits at once
 //
-// With --json, gen, merge, verify, compare, diff, list and longbench build
+// With --json, gen, merge, verify, compare, diff, list, export, import and longbench build
 // print JSON objects whose top-level "ok" is true exactly when they exit 0
 // (list: {"ok", "suites"}; list --ops: {"ok", "ops"}; diff: "ok" beside
 // the report's fields), and a command that fails with an error prints
