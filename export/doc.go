@@ -65,7 +65,10 @@
 // "<namespace>:<value>" form); every axis is "var" and each workload binds
 // them all; axis names are the op table's where it names them, else
 // <tensor>_<dim>. inputs and outputs list the case's inputs and goldens in
-// manifest order with FlashInfer dtypes. reference is valid Python with a
+// manifest order with FlashInfer dtypes: the list of
+// docs/flashinfer_trace/definition.md (commit 0d4284acd80e), whose
+// float8_e4m3fn definition.py at 30545a8d9a67 still spells float8_e4m3
+// (only the ragged dsa_indexer case has such tensors). reference is valid Python with a
 // top-level run() whose parameters are the inputs in order (the
 // definition validators' rules); it raises NotImplementedError and says
 // where the goldens are, since goldset's reference is its float64 Go
