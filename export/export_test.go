@@ -317,3 +317,96 @@ func flipTensorByte(t *testing.T, data []byte, name string) []byte {
 	data[h.DataStart+info.Begin] ^= 1
 	return data
 }
+
+// TestFlashInferTraceShape checks the trace against flashinfer-bench's
+// schema rules that need no Python: every workload names a definition,
+// binds exactly its var axes with the sizes of the safetensors tensors it
+// points at, and run()'s parameters are the inputs in order.
+func TestFlashInferTraceShape(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x")
+	if _, err := Export(context.Background(), Options{Bundle: testBundle(t), Out: out, Format: FlashInferTrace}); err != nil {
+		t.Fatal(err)
+	}
+	type tspec struct {
+		Shape []string `json:"shape"`
+		DType string   `json:"dtype"`
+	}
+	type def struct {
+		Name, Reference string
+		OpType          string `json:"op_type"`
+		Axes            map[string]struct{ Type string }
+		Inputs, Outputs map[string]tspec
+	}
+	defs := map[string]def{}
+	paths, _ := filepath.Glob(filepath.Join(out, "definitions", "*.json"))
+	for _, p := range paths {
+		var d def
+		raw, _ := os.ReadFile(p)
+		if err := jsonUnmarshal(raw, &d); err != nil {
+			t.Fatal(err)
+		}
+		var order []string
+		dec := jsonDecoderKeys(t, raw, "inputs")
+		order = append(order, dec...)
+		if !strings.Contains(d.Reference, "def run("+strings.Join(order, ", ")+"):") || d.OpType == "" {
+			t.Errorf("%s: run() does not take the inputs %v in order, or no op_type", p, order)
+		}
+		for n, ts := range d.Inputs {
+			for _, a := range ts.Shape {
+				if d.Axes[a].Type != "var" {
+					t.Errorf("%s: input %s axis %s is not a var axis", p, n, a)
+				}
+			}
+		}
+		defs[d.Name] = d
+	}
+	lines := 0
+	wl, _ := filepath.Glob(filepath.Join(out, "workloads", "*.jsonl"))
+	for _, p := range wl {
+		raw, _ := os.ReadFile(p)
+		for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			lines++
+			var tr struct {
+				Definition string
+				Workload   struct {
+					UUID   string
+					Axes   map[string]int64
+					Inputs map[string]struct {
+						Type, Path string
+						TensorKey  string `json:"tensor_key"`
+					}
+				}
+				Solution, Evaluation any
+			}
+			if err := jsonUnmarshal([]byte(line), &tr); err != nil {
+				t.Fatal(err)
+			}
+			d, ok := defs[tr.Definition]
+			if !ok || tr.Solution != nil || tr.Evaluation != nil || tr.Workload.UUID == "" || len(tr.Workload.Axes) != len(d.Axes) {
+				t.Fatalf("%s: bad workload trace %s", p, line)
+			}
+			for n, in := range tr.Workload.Inputs {
+				raw, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(in.Path)))
+				if err != nil || in.Type != "safetensors" {
+					t.Fatalf("%s: input %s: %v", p, n, err)
+				}
+				h, err := safetensors.ReadHeader(bytes.NewReader(raw), int64(len(raw)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				info, ok := h.Tensor(in.TensorKey)
+				if !ok || len(info.Shape) != len(d.Inputs[n].Shape) {
+					t.Fatalf("%s: input %s not in %s", p, n, in.Path)
+				}
+				for i, a := range d.Inputs[n].Shape {
+					if tr.Workload.Axes[a] != info.Shape[i] {
+						t.Errorf("%s: axis %s = %d, tensor %s dim %d is %d", p, a, tr.Workload.Axes[a], n, i, info.Shape[i])
+					}
+				}
+			}
+		}
+	}
+	if lines != 8 || len(defs) != 8 {
+		t.Fatalf("%d workloads, %d definitions; want 8 and 8", lines, len(defs))
+	}
+}

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -131,8 +132,8 @@ func (o orderedObject) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, _ := json.Marshal(p.k)
-		v, err := json.Marshal(p.v)
+		k, _ := marshal(p.k, false)
+		v, err := marshal(p.v, false)
 		if err != nil {
 			return nil, err
 		}
@@ -258,11 +259,11 @@ func (w *fiWriter) writeCase(e *exporter, c *manifests.Case) error {
 			{"outputs", outputs},
 			{"reference", fmt.Sprintf(fiReference, strings.Join(inNames, ", "), c.Op, e.m.Suite, e.m.SuiteVersion, name, name)},
 		}
-		b, err := json.MarshalIndent(body, "", "  ")
+		b, err := marshal(body, true)
 		if err != nil {
 			return err
 		}
-		d = &fiDef{name: name, body: append(b, '\n')}
+		d = &fiDef{name: name, body: b}
 		w.defs[name] = d
 		w.order = append(w.order, name)
 	}
@@ -287,7 +288,7 @@ func (w *fiWriter) writeCase(e *exporter, c *manifests.Case) error {
 		{"solution", nil},
 		{"evaluation", nil},
 	}
-	b, err := json.Marshal(line)
+	b, err := marshal(line, false)
 	if err != nil {
 		return err
 	}
@@ -430,14 +431,34 @@ func (w *msWriter) finish(e *exporter) error {
 			rel string
 			v   any
 		}{{name + "/" + name + "_case.json", op.cases}, {name + "/" + name + "_goldset_check.json", op.checks}} {
-			b, err := json.MarshalIndent(f.v, "", "  ")
+			b, err := marshal(f.v, true)
 			if err != nil {
 				return err
 			}
-			if err := e.writeFile(f.rel, "", nil, func(wr io.Writer) error { _, err := wr.Write(append(b, '\n')); return err }); err != nil {
+			if err := e.writeFile(f.rel, "", nil, func(wr io.Writer) error { _, err := wr.Write(b); return err }); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// marshal encodes v as JSON without HTML escaping ('<' stays '<' in the
+// reference code and commands), indented or compact, with a trailing
+// newline when indented.
+func marshal(v any, indent bool) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if indent {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	out := b.Bytes()
+	if !indent {
+		out = bytes.TrimSuffix(out, []byte("\n"))
+	}
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -86,3 +87,22 @@ func decodeJSON(b []byte) (any, error) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// jsonDecoderKeys returns the keys of the object under key in raw, in
+// their order in the file.
+func jsonDecoderKeys(t interface{ Fatal(...any) }, raw []byte, key string) []string {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(top[key]))
+	var keys []string
+	dec.Token() // {
+	for dec.More() {
+		k, _ := dec.Token()
+		keys = append(keys, k.(string))
+		var skip json.RawMessage
+		dec.Decode(&skip)
+	}
+	return keys
+}
