@@ -1,5 +1,11 @@
-"""goldset issue 27 device check: load every exported file with the consumers' own
-loaders and compare each tensor, byte for byte, with the bundle's .npy (numpy.load)."""
+"""Load every file `goldset export` wrote with its consumer's own loader and compare each
+tensor, byte for byte, with the bundle's .npy (numpy.load).
+
+Layout (beside this script): bundle/ (a goldset bundle) and exports/safetensors,
+exports/flashinfer-trace, exports/msopst written from it by
+`goldset export bundle --format F --out exports/F`. Needs torch, safetensors, numpy;
+flashinfer_bench when installed (else the FlashInfer Trace schema is checked as transcribed
+below). Exit 0 when every check passes. docs/export-h200.log is its output on the H200."""
 import ast, glob, json, os, sys
 import numpy as np, torch, safetensors, safetensors.torch, safetensors.numpy
 from safetensors import safe_open
