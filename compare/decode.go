@@ -1,17 +1,22 @@
 package compare
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/goldset/goldset/internal/dtype"
 	"github.com/goldset/goldset/internal/safefile"
 	"github.com/goldset/goldset/npy"
+	"github.com/goldset/goldset/safetensors"
 )
 
 // Decode converts the raw data of a .npy array (little-endian, as read
@@ -129,6 +134,19 @@ const candidateChunk = 16 << 20
 // read. The data is then read in chunks, checking ctx and calling progress
 // (may be nil) with the bytes read so far.
 func ReadCandidate(ctx context.Context, path, golden string, shape []int64, progress func(done, total int64)) ([]float64, error) {
+	return ReadCandidateTensor(ctx, path, "", golden, shape, progress)
+}
+
+// ReadCandidateTensor is ReadCandidate for a file in any of the three
+// forms a kernel's output comes in, told apart by the name's extension:
+//
+//   - .safetensors: the tensor called key (its dtype and shape from the
+//     file's header, validated as package safetensors does);
+//   - .bin: raw little-endian data in the golden's stored dtype (bfloat16
+//     as its bits, the byte formats as bytes), shape from the manifest: the
+//     size must be exactly that many bytes;
+//   - anything else: .npy.
+func ReadCandidateTensor(ctx context.Context, path, key, golden string, shape []int64, progress func(done, total int64)) ([]float64, error) {
 	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("compare: candidate: %w", err)
@@ -138,29 +156,67 @@ func ReadCandidate(ctx context.Context, path, golden string, shape []int64, prog
 	if err != nil {
 		return nil, fmt.Errorf("compare: candidate: %w", err)
 	}
-	h, off, err := npy.ReadHeader(f)
-	if err != nil {
-		if errors.Is(err, npy.ErrUnsupportedDType) || errors.Is(err, npy.ErrFortranOrder) {
-			return nil, fmt.Errorf("compare: candidate %s: %w: %v", path, ErrCandidate, err)
+	var h npy.Header
+	var off, have int64
+	var r io.Reader = f
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".safetensors":
+		sh, err := safetensors.ReadHeader(bufio.NewReader(f), st.Size())
+		if err != nil {
+			return nil, fmt.Errorf("compare: candidate %s: %w", path, err)
 		}
-		return nil, fmt.Errorf("compare: candidate: %w", err)
+		info, ok := sh.Tensor(key)
+		if !ok {
+			var names []string
+			for _, t := range sh.Tensors {
+				names = append(names, t.Name)
+			}
+			return nil, fmt.Errorf("compare: candidate %s: %w: no tensor %q (tensors: %s)", path, ErrCandidate, key, strings.Join(names, ", "))
+		}
+		d, err := stCandidateDType(info.DType, golden)
+		if err != nil {
+			return nil, fmt.Errorf("compare: candidate %s tensor %s: %w", path, key, err)
+		}
+		h = npy.Header{Descr: d, Shape: info.Shape}
+		off, have = sh.DataStart+info.Begin, info.End-info.Begin
+		r = io.NewSectionReader(f, off, have)
+	case ".bin":
+		d, ok := storedDescr(golden)
+		if !ok {
+			return nil, fmt.Errorf("compare: candidate %s: %w: no raw form for a %s golden", path, ErrCandidate, golden)
+		}
+		h = npy.Header{Descr: d, Shape: shape}
+		if want := h.NumBytes(); want < 0 || st.Size() != want {
+			return nil, fmt.Errorf("compare: candidate %s: %w: %d bytes, a raw %s %v is %d bytes", path, ErrCandidate, st.Size(), golden, shape, want)
+		}
+		have = st.Size()
+	default:
+		hh, hoff, err := npy.ReadHeader(f)
+		if err != nil {
+			if errors.Is(err, npy.ErrUnsupportedDType) || errors.Is(err, npy.ErrFortranOrder) {
+				return nil, fmt.Errorf("compare: candidate %s: %w: %v", path, ErrCandidate, err)
+			}
+			return nil, fmt.Errorf("compare: candidate: %w", err)
+		}
+		h, off, have = hh, hoff, st.Size()-hoff
 	}
 	if !slices.Equal(h.Shape, shape) {
 		return nil, fmt.Errorf("compare: candidate %s: %w: shape %v, golden %v", path, ErrCandidate, h.Shape, shape)
 	}
 	if dt, ok := byteCoded(golden); ok {
-		return readByteCoded(ctx, f, st.Size()-off, path, h, dt)
+		return readByteCoded(ctx, r, have, path, h, dt)
 	}
 	if err := CheckCandidateDType(h.Descr, golden); err != nil {
 		return nil, fmt.Errorf("compare: candidate %s: %w", path, err)
 	}
 	want := h.NumBytes()
-	switch have := st.Size() - off; {
+	switch {
 	case have < want:
 		return nil, fmt.Errorf("compare: candidate %s: %w: shape %v of %s needs %d data bytes, file has %d", path, npy.ErrTruncated, h.Shape, h.Descr, want, have)
 	case have > want:
 		return nil, fmt.Errorf("compare: candidate %s: %w: %d bytes after the data", path, npy.ErrTrailingData, have-want)
 	}
+	f2 := r
 	size := int64(h.Descr.ItemSize())
 	n := want / size
 	if n > math.MaxInt/8 {
@@ -178,7 +234,7 @@ func ReadCandidate(ctx context.Context, path, golden string, shape []int64, prog
 			return nil, err
 		}
 		k := min(int64(len(buf)), want-done)
-		if _, err := io.ReadFull(f, buf[:k]); err != nil {
+		if _, err := io.ReadFull(f2, buf[:k]); err != nil {
 			return nil, fmt.Errorf("compare: candidate %s: %w: %v (file changed while read?)", path, npy.ErrTruncated, err)
 		}
 		bad, val, err := decodeInto(dst[done/size:(done+k)/size], h.Descr, bf16, buf[:k], bounds)
@@ -195,4 +251,33 @@ func ReadCandidate(ctx context.Context, path, golden string, shape []int64, prog
 		}
 	}
 	return dst, nil
+}
+
+// stCandidateDType maps a safetensors dtype onto the .npy descriptor
+// judged in its place: BF16 is bfloat16 bits (for a bfloat16 golden
+// only), F8_E4M3 and U8 are bytes (the byte formats), U16 is never bf16.
+func stCandidateDType(st, golden string) (npy.DType, error) {
+	m := map[string]npy.DType{"F16": npy.Float16, "F32": npy.Float32, "F64": npy.Float64, "I8": npy.Int8, "I16": npy.Int16,
+		"I32": npy.Int32, "I64": npy.Int64, "U8": npy.Uint8, "U16": npy.Uint16, "U32": npy.Uint32, "U64": npy.Uint64, "F8_E4M3": npy.Uint8}
+	switch {
+	case st == "BF16" && golden == "bfloat16":
+		return npy.Uint16, nil
+	case st == "U16" && golden == "bfloat16", st == "F8_E4M3" && golden != "float8_e4m3fn":
+		return "", fmt.Errorf("%w: safetensors dtype %s for a %s output", ErrCandidate, st, golden)
+	}
+	d, ok := m[st]
+	if !ok {
+		return "", fmt.Errorf("%w: safetensors dtype %s for a %s output", ErrCandidate, st, golden)
+	}
+	return d, nil
+}
+
+// storedDescr is the .npy descriptor of a golden's stored dtype (the form
+// of its raw .bin).
+func storedDescr(golden string) (npy.DType, bool) {
+	d, err := dtype.Parse(golden)
+	if err != nil {
+		return "", false
+	}
+	return d.Descr(), true
 }

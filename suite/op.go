@@ -39,6 +39,40 @@ type op struct {
 	// on its params (dsa_indexer's paged and ragged layouts), in manifest
 	// order; inputs, outputs and aux are then their union.
 	tensorsOf func(params json.RawMessage) (in, out, aux []string)
+	// export names the op in other tools' formats (package export).
+	export exportSpec
+}
+
+// exportSpec is what the exporters need of an op beyond its tensors.
+type exportSpec struct {
+	// flashinfer is the FlashInfer Trace definition's op_type.
+	flashinfer string
+	// ascend is the msOpST case's "op" (an Ascend op type, CamelCase).
+	ascend string
+	// axes names each dimension of a tensor (FlashInfer axes); a tensor
+	// not listed gets one axis per dimension, <tensor>_<i>.
+	axes map[string][]string
+}
+
+// ExportSpec is an op's names in other tools' formats (package export).
+type ExportSpec struct {
+	Op string
+	// FlashInferOpType is the op_type of its FlashInfer Trace definitions.
+	FlashInferOpType string
+	// AscendOp is the "op" of its msOpST cases.
+	AscendOp string
+	// Axes names the dimensions of some tensors; the others have none.
+	Axes map[string][]string
+}
+
+// ExportSpecOf returns the export names of op (ErrUnknownOp for an op the
+// table does not have).
+func ExportSpecOf(op string) (ExportSpec, error) {
+	o, ok := opTable[op]
+	if !ok {
+		return ExportSpec{}, fmt.Errorf("%w %q (known: %v)", ErrUnknownOp, op, Ops())
+	}
+	return ExportSpec{Op: o.name, FlashInferOpType: o.export.flashinfer, AscendOp: o.export.ascend, Axes: o.export.axes}, nil
 }
 
 // output is one golden output of an op.
@@ -58,8 +92,8 @@ var opTable = map[string]*op{}
 // register adds o to the op table; a duplicate or an output without a
 // tolerance family is a programming error caught at init.
 func register(o *op) *op {
-	if _, dup := opTable[o.name]; dup || o.plan == nil || o.controls == nil {
-		panic("suite: op " + o.name + " registered twice or without plan/controls")
+	if _, dup := opTable[o.name]; dup || o.plan == nil || o.controls == nil || o.export.flashinfer == "" || o.export.ascend == "" {
+		panic("suite: op " + o.name + " registered twice or without plan/controls/export names")
 	}
 	for _, out := range o.outputs {
 		if out.tol.Name() == "" {

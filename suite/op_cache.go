@@ -18,6 +18,7 @@ import (
 // are the caches after the write, graded bit for bit.
 var _ = register(&op{
 	name:   "reshape_and_cache",
+	export: exportSpec{flashinfer: "kv_cache_append", ascend: "ReshapeAndCache", axes: cacheAxes},
 	inputs: []string{"key", "value", "slot_mapping", "key_cache", "value_cache"},
 	outputs: []output{
 		{name: "key_cache_out", tol: compare.Exact.WithBasis("exact/cache")},
@@ -26,6 +27,14 @@ var _ = register(&op{
 	plan:     planReshapeAndCache,
 	controls: cacheControls,
 })
+
+// cacheAxes names the dimensions of reshape_and_cache's tensors for the
+// exporters (slot_mapping's length is t_s, not T: left to its own axis).
+var cacheAxes = map[string][]string{
+	"key": {"T", "HKV", "D"}, "value": {"T", "HKV", "D"},
+	"key_cache": {"NB", "BS", "HKV", "D"}, "value_cache": {"NB", "BS", "HKV", "D"},
+	"key_cache_out": {"NB", "BS", "HKV", "D"}, "value_cache_out": {"NB", "BS", "HKV", "D"},
+}
 
 type cacheParams struct {
 	T     int    `json:"t"`   // tokens in key/value

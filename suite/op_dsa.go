@@ -295,6 +295,7 @@ func numBlocksDSA(l int) int { return (l + dsaPS - 1) / dsaPS }
 
 var _ = register(&op{
 	name:     "block_header",
+	export:   exportSpec{flashinfer: "dsa_paged", ascend: "BlockHeader", axes: map[string][]string{"block_table": {"B", "MB"}, "seq_lens": {"B"}}},
 	inputs:   []string{"block_table", "seq_lens"},
 	outputs:  []output{{name: "block_header", dtype: "int32", tol: compare.Exact.WithBasis("exact/block_header")}},
 	plan:     planBlockHeader,

@@ -17,6 +17,7 @@ import (
 
 var _ = register(&op{
 	name:   "dsa_sparse_attention",
+	export: exportSpec{flashinfer: "dsa_paged", ascend: "DsaSparseAttention", axes: map[string][]string{"q_nope": {"T", "H", "DC"}, "q_pe": {"T", "H", "DR"}, "ckv_cache": {"NB", "BS", "DC"}, "kpe_cache": {"NB", "BS", "DR"}, "sparse_indices": {"T", "K"}, "block_table": {"B", "MB"}, "seq_lens": {"B"}, "out": {"T", "H", "DC"}, "lse": {"T", "H"}}},
 	inputs: []string{"q_nope", "q_pe", "ckv_cache", "kpe_cache", "sparse_indices", "block_table", "seq_lens"},
 	outputs: []output{
 		{name: "out", dtype: "bfloat16", tol: compare.DSAAttention},

@@ -21,6 +21,7 @@ import (
 
 var _ = register(&op{
 	name:     "dsa_index_cache",
+	export:   exportSpec{flashinfer: "dsa_paged", ascend: "DsaIndexCache", axes: map[string][]string{"k": {"T", "DI"}, "slot_mapping": {"T"}, "index_cache": {"NB", "B_bytes"}, "index_cache_out": {"NB", "B_bytes"}}},
 	inputs:   []string{"k", "slot_mapping", "index_cache"},
 	outputs:  []output{{name: "index_cache_out", dtype: "uint8", tol: compare.Exact.WithBasis("exact/index_cache")}},
 	plan:     planDSAIndexCache,
@@ -159,7 +160,8 @@ func dsaIndexCacheControls(d caseData) ([]Control, error) {
 // ---- dsa_indexer (docs/spec.md §8b) ----
 
 var _ = register(&op{
-	name: "dsa_indexer",
+	name:   "dsa_indexer",
+	export: exportSpec{flashinfer: "dsa_paged", ascend: "DsaIndexer"},
 	// The paged form's tensors; the ragged form (layout "ragged") has q,
 	// weights, kv, kv_scale, ks, ke and logits, topk, index_scores, row_info.
 	inputs: []string{"q", "weights", "index_cache", "block_table", "seq_lens", "kv", "kv_scale", "ks", "ke"},

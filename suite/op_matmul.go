@@ -12,6 +12,7 @@ import (
 // accumulation of the stored inputs' products (docs/spec.md §1).
 var _ = register(&op{
 	name:     "matmul",
+	export:   exportSpec{flashinfer: "gemm", ascend: "MatMul", axes: map[string][]string{"a": {"M", "K"}, "c": {"M", "N"}}},
 	inputs:   []string{"a", "b"},
 	outputs:  []output{{name: "c", truth: true, tol: compare.MatmulLike}},
 	plan:     planMatmul,

@@ -29,6 +29,7 @@ const edgeConvention = "E8M0 byte b is 2^(b-127): 0 -> 2^-127, 255 -> NaN for ev
 
 var _ = register(&op{
 	name:    "mxfp4_quantize",
+	export:  exportSpec{flashinfer: "mxfp4_quant", ascend: "Mxfp4Quantize"},
 	inputs:  []string{"x"},
 	outputs: []output{{name: "codes", dtype: dtE2M1, tol: compare.MXValue}, {name: "scales", dtype: dtE8M0, tol: compare.MXScale}},
 	plan:    planMXQuantize, controls: mxQuantizeControls, mask: mxScaleMask,
@@ -36,6 +37,7 @@ var _ = register(&op{
 
 var _ = register(&op{
 	name:    "mxfp4_dequantize",
+	export:  exportSpec{flashinfer: "mxfp4_quant", ascend: "Mxfp4Dequantize"},
 	inputs:  []string{"codes", "scales"},
 	outputs: []output{{name: "y", tol: compare.MXValue}},
 	plan:    planMXDequantize, controls: mxDequantizeControls,
@@ -43,6 +45,7 @@ var _ = register(&op{
 
 var _ = register(&op{
 	name:   "mxfp4_to_fp8",
+	export: exportSpec{flashinfer: "mxfp4_quant", ascend: "Mxfp4ToFp8"},
 	inputs: []string{"codes", "scales"},
 	outputs: []output{{name: "fp8", dtype: dtE4M3, tol: compare.MXValue}, {name: "scale", dtype: dtE8M0, tol: compare.MXScale},
 		{name: "scale_f32", dtype: "float32", tol: compare.MXScale}, {name: "inexact", dtype: "uint8", tol: compare.Exact}},

@@ -22,21 +22,25 @@ var gemmOutputs = []output{{name: "y", truth: true, tol: compare.MXGEMM}}
 
 var _ = register(&op{
 	name: "mxfp4_gemm", inputs: []string{"x", "w_codes", "w_scales"}, outputs: gemmOutputs, aux: []string{"s"},
-	plan: planMXGEMM(gemmBF16), controls: mxGEMMControls,
+	export: exportSpec{flashinfer: "gemm", ascend: "Mxfp4Gemm"},
+	plan:   planMXGEMM(gemmBF16), controls: mxGEMMControls,
 })
 
 var _ = register(&op{
 	name: "mxfp4_gemm_a4w4", inputs: []string{"x", "x_codes", "x_scales", "w_codes", "w_scales"}, outputs: gemmOutputs, aux: []string{"s"},
-	plan: planMXGEMM(gemmA4W4), controls: mxGEMMControls,
+	export: exportSpec{flashinfer: "gemm", ascend: "Mxfp4GemmA4W4"},
+	plan:   planMXGEMM(gemmA4W4), controls: mxGEMMControls,
 })
 
 var _ = register(&op{
 	name: "mxfp4_gemm_w4a8", inputs: []string{"x", "x_fp8", "x_scales", "w_codes", "w_scales"}, outputs: gemmOutputs, aux: []string{"s"},
-	plan: planMXGEMM(gemmW4A8), controls: mxGEMMControls,
+	export: exportSpec{flashinfer: "gemm", ascend: "Mxfp4GemmW4A8"},
+	plan:   planMXGEMM(gemmW4A8), controls: mxGEMMControls,
 })
 
 var _ = register(&op{
 	name:    "mxfp4_moe",
+	export:  exportSpec{flashinfer: "moe", ascend: "Mxfp4Moe"},
 	inputs:  []string{"x", "router_logits", "w1_codes", "w1_scales", "b1", "w2_codes", "w2_scales", "b2"},
 	outputs: []output{{name: "out", truth: true, tol: compare.MXGEMM}},
 	aux:     []string{"s", "topk_ids", "topk_weights"},

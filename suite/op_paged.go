@@ -13,11 +13,19 @@ import (
 // token per sequence, GQA (docs/spec.md §4).
 var _ = register(&op{
 	name:     "paged_attention",
+	export:   exportSpec{flashinfer: "gqa_paged", ascend: "PagedAttention", axes: pagedAxes},
 	inputs:   pagedInputNames,
 	outputs:  attentionOutputs,
 	plan:     planPagedAttention,
 	controls: attentionControls,
 })
+
+// pagedAxes names the dimensions of paged_attention's tensors for the
+// exporters; questAxes adds quest's block metadata and selection.
+var pagedAxes = map[string][]string{
+	"query": {"B", "HQ", "D"}, "key_cache": {"NB", "BS", "HKV", "D"}, "value_cache": {"NB", "BS", "HKV", "D"},
+	"block_tables": {"B", "MB"}, "context_lens": {"B"}, "out": {"B", "HQ", "D"}, "lse": {"B", "HQ"},
+}
 
 // pagedInputNames are the inputs of paged_attention and quest.
 var pagedInputNames = []string{"query", "key_cache", "value_cache", "block_tables", "context_lens"}

@@ -17,8 +17,17 @@ import (
 // quest: Quest sparse decode attention (docs/spec.md §5): per-block key
 // metadata, block scores, top-k selection with anchors, attention over the
 // selected blocks; dense_out is the dense attention, for reference.
+var questAxes = func() map[string][]string {
+	m := map[string][]string{"kmax": {"B", "MB", "HKV", "D"}, "kmin": {"B", "MB", "HKV", "D"}, "scores": {"B", "HQ", "MB"}, "selected": {"B", "HQ", "K"}}
+	for k, v := range pagedAxes {
+		m[k] = v
+	}
+	return m
+}()
+
 var _ = register(&op{
 	name:   "quest",
+	export: exportSpec{flashinfer: "gqa_paged_sparse", ascend: "Quest", axes: questAxes},
 	inputs: pagedInputNames,
 	outputs: append([]output{
 		{name: "kmax", tol: compare.Exact.WithBasis("exact/block_metadata")},

@@ -15,6 +15,7 @@ import (
 // sum of exp(x - max)) as float32 outputs (docs/spec.md §2).
 var _ = register(&op{
 	name:   "softmax",
+	export: exportSpec{flashinfer: "softmax", ascend: "Softmax", axes: map[string][]string{"x": {"M", "N"}, "y": {"M", "N"}, "row_max": {"M"}, "row_sum": {"M"}}},
 	inputs: []string{"x"},
 	outputs: []output{
 		{name: "y", truth: true, tol: compare.SoftmaxLike},

@@ -141,6 +141,8 @@ Exit codes:
 		newLongbenchCmd(s),
 		newTokenizeCmd(s),
 		newServingCmd(s),
+		newExportCmd(s),
+		newImportCmd(s),
 	)
 	typeUsageErrors(root)
 	return root

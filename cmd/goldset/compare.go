@@ -40,6 +40,12 @@ elements with relative error > 1e-3, and PASS/FAIL naming the binding rule.
 Floating goldens are compared against the float32 truth when the bundle has
 it (the exact result), in the units of the output dtype.
 
+A candidate may also be a .safetensors file (the tensor named like the
+output is judged, its dtype and shape from the file's header) or a raw .bin
+file (little-endian data in the golden's stored dtype, bfloat16 as its bits,
+shape from the manifest: msOpST's and Ascend kernels' outputs), so the files
+'goldset export' writes and their kernels' outputs are judged directly.
+
 Every graded output of the case must be given, each once; --partial judges
 only those given and lists the ones skipped. The golden and truth files are
 checked against the manifest's sha256 before they are used, and a
@@ -52,6 +58,8 @@ dtype, or a golden failing its sha256, counts as a failure), 2 for an unknown
 case or output name, 1 when a file cannot be read.`,
 		Example: `  goldset compare out/stage2-paged --case pa-edge-g4-bf16 --output out=my_out.npy --output lse=my_lse.npy
   goldset compare out/stage1-basic --case sm-781-fp16 --output y=y.npy --partial
+  goldset compare out/stage1-basic --case mm-512-bf16 --output c=outputs.safetensors
+  goldset compare out/stage1-basic --case mm-512-bf16 --output c=c.bin
   goldset compare out/stage2-paged --case quest-planted-k8-bf16 \
       --output selected=sel.npy --output out=o.npy --output lse=lse.npy --json`,
 		Args: cobra.ExactArgs(1),
@@ -193,7 +201,7 @@ func runCompare(ctx context.Context, o compareOptions, w, errw io.Writer) error 
 // refuses a file whose sha256 is not the manifest's.
 func compareOutput(ctx context.Context, dir string, c *manifests.Case, name, file string, pr *byteProgress) (compare.Report, error) {
 	gt := c.Tensor(name)
-	got, err := compare.ReadCandidate(ctx, file, gt.DType, gt.Shape, pr.update)
+	got, err := compare.ReadCandidateTensor(ctx, file, name, gt.DType, gt.Shape, pr.update)
 	pr.finish()
 	if errors.Is(err, compare.ErrCandidate) {
 		// Shape and dtype are judged before any value: a failure, not an error.
