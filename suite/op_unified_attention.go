@@ -20,7 +20,15 @@ var _ = register(&op{
 	plan:     planUnified,
 	controls: unifiedControls,
 	mask:     unifiedMask,
+	export:   exportSpec{flashinfer: "gqa_paged", ascend: "UnifiedAttention", axes: unifiedAxes},
 })
+
+// unifiedAxes names unified_attention's dimensions for the exporters: T
+// query tokens (padding included), S sequences, S1 = S+1 offsets.
+var unifiedAxes = map[string][]string{
+	"query": {"T", "HQ", "D"}, "key_cache": {"NB", "BS", "HKV", "D"}, "value_cache": {"NB", "BS", "HKV", "D"},
+	"block_table": {"S", "MB"}, "seq_lens": {"S"}, "query_start_loc": {"S1"}, "out": {"T", "HQ", "D"}, "lse": {"T", "HQ"},
+}
 
 // unifiedRowParam is one sequence of a batch: q_len new tokens, context
 // tokens in the cache after the write (vLLM's seq_lens: the prefix plus
