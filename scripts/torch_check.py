@@ -314,14 +314,20 @@ def check_dsa_index_cache(op, p, T, A, td, dev, res):
     di = k.shape[1]
     sc = dsa_scale(np.abs(k).max(1), p.get("scale_fmt", "ue8m0"))
     q = (torch.from_numpy(k) / torch.from_numpy(sc)[:, None]).numpy()  # float32 division, as the kernel
-    codes = e4m3_bytes(q.astype(np.float64))
-    out = np.array(A["index_cache"], copy=True)
-    for t_, s in enumerate(A["slot_mapping"]):
-        if s >= 0:
-            blk, o = divmod(int(s), 64)
-            out[blk, o * di:(o + 1) * di] = codes[t_]
-            out[blk, 64 * di + 4 * o: 64 * di + 4 * o + 4] = np.frombuffer(sc[t_:t_ + 1].astype("<f4").tobytes(), np.uint8)
-    res["index_cache_exact"] = bool(np.array_equal(out, A["index_cache_out"]))
+
+    def write(codes):
+        out = np.array(A["index_cache"], copy=True)
+        for t_, s in enumerate(A["slot_mapping"]):
+            if s >= 0:
+                blk, o = divmod(int(s), 64)
+                out[blk, o * di:(o + 1) * di] = codes[t_]
+                out[blk, 64 * di + 4 * o: 64 * di + 4 * o + 4] = np.frombuffer(sc[t_:t_ + 1].astype("<f4").tobytes(), np.uint8)
+        return out
+
+    res["index_cache_exact"] = bool(np.array_equal(write(e4m3_bytes(q.astype(np.float64))), A["index_cache_out"]))
+    if "index_cache_alt" in A:  # fp32 scales: the accepted one-rounding codes, e4m3(k/sc) from the float64 quotient
+        once = write(e4m3_bytes(k.astype(np.float64) / sc.astype(np.float64)[:, None]))
+        res["index_cache_alt_exact"] = bool(np.array_equal(once, A["index_cache_alt"]))
 
 
 def index_scores(q, w, K, sc):
