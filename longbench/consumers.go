@@ -43,6 +43,10 @@ type commandParams struct {
 	ContextLen int
 	N          int // prompts in serve.jsonl, sglang.jsonl, sharegpt.json, prompt_ids.jsonl
 	NChat      int // lines of batch.chat.jsonl
+	// Digest is the manifest's workload_digest: vllm bench serve records
+	// it in its result (--metadata KEY=VALUE becomes a top-level string),
+	// where goldset serving check compares it.
+	Digest string
 }
 
 // Versions needed, as read in the consumers' source (docs/consumers.md).
@@ -66,7 +70,7 @@ func (c commandParams) files(noThinking bool, haveChat bool) []ConsumerFile {
 		Command: "vllm bench serve --backend openai --endpoint /v1/completions --model " + m +
 			" --dataset-name custom --dataset-path " + ServeFile + " --skip-chat-template --custom-output-len -1 --num-prompts " + n +
 			" --no-oversample --disable-shuffle --ignore-eos --temperature 0 --save-result --save-detailed" +
-			" --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,99",
+			" --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,99 --metadata workload_digest=" + c.Digest,
 		AppliesChatTemplate: false, Versions: vllmServeVersions,
 		Notes: "prompt already holds the chat template (--skip-chat-template, /v1/completions); output_tokens read only with --custom-output-len -1 (default 256 otherwise); without --num-prompts N --no-oversample vLLM samples up to 1000 requests with replacement; without --disable-shuffle it reorders them; custom_id is an extra key the loader keeps but does not use",
 	}}
