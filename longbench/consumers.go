@@ -105,7 +105,7 @@ func (c commandParams) files(noThinking bool, haveChat bool) []ConsumerFile {
 			Path: PromptIDsFile, Consumer: "vLLM LLM.generate(TokensPrompt) via " + OfflineScript + " (offline throughput)",
 			Command:             "python " + OfflineScript + " --model " + m + " --max-model-len " + ctx + " --prompts " + PromptIDsFile + " --output vllm.offline.json",
 			AppliesChatTemplate: false, Versions: vllmOfflineVers,
-			Notes: "token ids of the templated prompt; the script sends every request at once with SamplingParams(max_tokens=max_tokens, temperature=0, ignore_eos=True), prefix caching off, and fails unless every request's prompt and output token counts equal the file's; for SGLang POST /generate {\"input_ids\": prompt_token_ids, \"sampling_params\": {\"max_new_tokens\": max_tokens, \"temperature\": 0, \"ignore_eos\": true}} (python/sglang/benchmark/backends/sglang_client.py at 4bae336aa20d84dd46f95de9299cea2d2a756479)",
+			Notes: "token ids of the templated prompt; the script sends every request at once with SamplingParams(max_tokens=max_tokens, temperature=0, ignore_eos=True), prefix caching off, and fails unless every request's prompt and output token counts equal the file's; for SGLang POST /generate {\"input_ids\": prompt_token_ids, \"sampling_params\": {\"max_new_tokens\": max_tokens, \"temperature\": 0, \"ignore_eos\": true}} (the payload of async_request_sglang_generate, python/sglang/bench_serving.py at 0033168f0f58b2bc05aa0273bd475d9c01bafb1c, the request function bench_serving --backend sglang runs)",
 		},
 		ConsumerFile{
 			Path: IDsFile, Consumer: "numpy / kernel benches (int32 ids of every prompt, concatenated; " + OffsetsFile + " and " + LensFile + " index it)",

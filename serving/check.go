@@ -93,6 +93,12 @@ func Check(w *Workload, r *Result, opts CheckOptions) *Verdict {
 		c.note("workload_digest: the manifest's %s differs from the one computed here (%s); the manifest's is used", w.DigestRecorded, got)
 	}
 	c.note("plan: %s", v.Plan.Source)
+	switch r.Format {
+	case VLLMServe:
+		c.note("not in the result: vLLM's ready check sent request 0 in full once before the timed run (serve.py benchmark(), plus --num-warmups copies); keep prefix caching off on the server (--no-enable-prefix-caching) or the timed request 0 is a cache hit and its TTFT too low")
+	case SGLangServe:
+		c.note("not in the result: bench_serving sent --warmup-requests (default 1) copies of request 0 with at most 32 output tokens before the timed run; keep prefix caching off on the server (--disable-radix-cache) or the timed request 0 is a cache hit and its TTFT too low")
+	}
 	c.digest()
 	c.counts()
 	c.settings()

@@ -328,4 +328,13 @@ func TestCheckInputOffsetBySource(t *testing.T) {
 	if strings.Contains(text, "--skip-chat-template") {
 		t.Errorf("an SGLang result told to use vLLM's flag:\n%s", text)
 	}
+	// The extra request 0 each client sends is named, with the server flag.
+	if !strings.Contains(text, "copies of request 0 with at most 32 output tokens") || !strings.Contains(text, "--disable-radix-cache") {
+		t.Errorf("no SGLang warm-up note:\n%s", text)
+	}
+	vw := mustWorkload(t, servingtest.SynthManifest(20, 3))
+	vt := verdictText(Check(vw, mustResult(t, consistentRun(vw).JSON(1)), CheckOptions{}))
+	if !strings.Contains(vt, "vLLM's ready check sent request 0 in full") || !strings.Contains(vt, "--no-enable-prefix-caching") {
+		t.Errorf("no vLLM ready-check note:\n%s", vt)
+	}
 }
