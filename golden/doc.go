@@ -125,7 +125,9 @@
 // differs below: for amax <= 6*2^-127 the quotient is a float32 subnormal
 // and the bit trick gives byte 1 where the exact rule, and torchao's
 // _f32_to_e8m0_rceil (byte 0 unless the subnormal exceeds 2^-127), give 0;
-// the goldens follow the exact rule. mxfp.py
+// the goldens follow the exact rule, and MXFP4QuantizeRoundUpBits
+// (MXScaleByteRoundUpBits) writes triton_kernels' form, which suite stores
+// as the accepted alternative of such cases. mxfp.py
 // (@018a674f6d6d2b2ecedbb6225dc71721677b4cec) ROUND_DOWN divides by 4 and
 // truncates: the floor mode. torchao
 // (pytorch/ao torchao/prototype/mx_formats/mx_tensor.py
