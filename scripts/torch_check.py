@@ -464,6 +464,14 @@ def check_mxfp4_quantize(op, p, T, A, td, dev, res):
     res["codes_equal"] = bool(np.array_equal(codes, gc) if p.get("strict") else np.array_equal(fold(codes), fold(gc)))
     nz = (gc.reshape(rows, -1, 16) & 0x77).any(-1)  # blocks with a nonzero code: the graded scales
     res["scales_equal"] = bool(np.array_equal(b[nz], gs[nz]))
+    if "codes_alt" in A:  # triton_kernels' ROUND_UP: the byte from the float32 quotient's bits
+        amax = np.abs(A["x"].astype(np.float32)).reshape(rows, -1, 32).max(-1)
+        q = (amax / np.float32(6)).astype(np.float32).view(np.uint32).astype(np.uint64)
+        tb = (((q + 0x7FFFFF) & 0x7F800000) >> 23).astype(np.int64)
+        tn = e2m1_nibbles((x.reshape(rows, -1, 32) * 2.0 ** (127.0 - tb)[..., None]).reshape(x.shape))
+        tc = (tn[:, 0::2] | (tn[:, 1::2] << 4)).astype(np.uint8)
+        res["codes_alt_equal"] = bool(np.array_equal(fold(tc), fold(A["codes_alt"])))
+        res["scales_alt_equal"] = bool(np.array_equal(tb.astype(np.uint8), A["scales_alt"]))
 
 
 def check_mxfp4_to_fp8(op, p, T, A, td, dev, res):
