@@ -61,3 +61,50 @@ func TestAlt(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAlt: in exact mode with an alternative, a candidate passes exactly
+// when every group equals the golden or, as a whole, the alternative (a
+// naive oracle over the groups).
+func FuzzAlt(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, uint8(1), uint8(3))
+	f.Add([]byte{0, 0, 1, 1, 2, 2, 3, 3}, uint8(2), uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, groupSel, seed uint8) {
+		n := min(len(data)/3, 64)
+		group := int(groupSel%4) + 1
+		g, alt, c := make([]float64, n), make([]float64, n), make([]float64, n)
+		for i := range n {
+			// small alphabets so that matches are common
+			g[i] = float64(data[3*i] % 4)
+			alt[i] = g[i]
+			if data[3*i+1]%3 == 0 {
+				alt[i] = float64(data[3*i+1]%4 + 4)
+			}
+			switch data[3*i+2] % 3 {
+			case 0:
+				c[i] = g[i]
+			case 1:
+				c[i] = alt[i]
+			default:
+				c[i] = float64((data[3*i+2] + seed) % 8)
+			}
+		}
+		tol := tolOf(Exact.WithAlt("alt", group), Float32)
+		r, err := Compare(g, c, []int64{int64(n)}, tol, Options{Alt: alt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := true
+		for lo := 0; lo < n; lo += group {
+			hi := min(lo+group, n)
+			isG, isAlt := true, true
+			for i := lo; i < hi; i++ {
+				isG = isG && c[i] == g[i]
+				isAlt = isAlt && c[i] == alt[i]
+			}
+			want = want && (isG || isAlt)
+		}
+		if (r.Status == Pass) != want {
+			t.Fatalf("group %d g %v alt %v c %v: %s, oracle pass %v", group, g, alt, c, r.Status, want)
+		}
+	})
+}
