@@ -165,8 +165,9 @@
 // requests are not length-checked (they already failed). Each field lists at
 // most MaxPerField requests and counts the rest. Causes name the usual
 // culprits from the failures' shape: oversampling to --num-prompts, a shuffle
-// (lengths equal as a multiset), a constant +8 input (Qwen3's chat template
-// applied a second time), every output 256 (vLLM's default
+// (lengths equal as a multiset), a constant input offset (worded by who
+// counted input_lens: a client count +8 is Qwen3's chat template applied a
+// second time, a server count may be another tokenizer or template), every output 256 (vLLM's default
 // --custom-output-len), outputs ended at EOS. The vLLM defaults behind them
 // were read in vllm-project/vllm vllm/benchmarks/datasets.py @
 // 0056b87fc1fda2642f39dda4392824c425dd1638 (add_dataset_parser:

@@ -318,7 +318,7 @@ type dsaIndexerParams struct {
 	QueryLens []int `json:"query_lens,omitempty"`
 }
 
-const dsaRaggedCanaries = 64 // NaN kv rows past every window
+const dsaRaggedCanaries = 64 // NaN kv rows after the last sequence's window (docs/spec.md §8b)
 
 func planDSAIndexer(raw json.RawMessage) (*casePlan, error) {
 	p := dsaIndexerParams{Layout: "paged", HI: 64, DI: 128, K: 2048, ScaleFmt: "ue8m0", LogitsDType: "float32"}
