@@ -19,6 +19,9 @@ type Options struct {
 	Bound []float64
 	// DSA carries the per-row facts of the DSA rules (family_dsa.go).
 	DSA *DSAData
+	// Alt is the accepted alternative the tolerance's Alt names (one
+	// entry per element); required when Tolerance.Alt is set.
+	Alt []float64
 }
 
 // doubleThousandth is the Ascend relative-error threshold.
@@ -46,6 +49,13 @@ func Compare(golden, candidate []float64, shape []int64, tol Tolerance, opts Opt
 	if err := checkBound(tol, opts, n); err != nil {
 		return Report{}, err
 	}
+	if err := checkAlt(tol, opts, n); err != nil {
+		return Report{}, err
+	}
+	var altAccepted, altDiffer int64
+	if tol.Alt != "" {
+		candidate, altAccepted, altDiffer = applyAlt(golden, candidate, opts.Alt, tol)
+	}
 	fm := formatOf(tol.DType)
 	rowLen, rows, rowShape := rowGeometry(shape, tol.RowAxes, n)
 	tol.SetIgnore = slices.Clone(tol.SetIgnore) // the report keeps its own copy
@@ -70,6 +80,9 @@ func Compare(golden, candidate []float64, shape []int64, tol Tolerance, opts Opt
 	default:
 		j.elementwise()
 		j.reportAllclose()
+	}
+	if tol.Alt != "" {
+		r.Checks = append(r.Checks, altCheck(tol, altAccepted, altDiffer))
 	}
 	r.Status = Pass
 	for _, c := range r.Checks {

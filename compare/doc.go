@@ -152,6 +152,22 @@
 // candidates (|u1 files for float4_e2m1fn_x2, float8_e8m0fnu,
 // float8_e4m3fn goldens) are decoded through the dtype table.
 //
+// # Accepted alternatives (alt.go)
+//
+// Family.WithAlt(aux, group) records Tolerance.Alt and AltGroup: the case
+// stores a second convention's values in the aux tensor (equal to the
+// golden wherever the two agree) and the caller passes them as
+// Options.Alt. Before the rules run, every group of AltGroup consecutive
+// elements in which the alternative differs from the golden and the
+// candidate equals the alternative throughout (bits in exact mode, values
+// otherwise) is judged as the golden; an informative "alternative" check
+// counts those elements. Nothing else changes, so a value that is
+// neither, or one off where the two agree, fails as before. Used where
+// both conventions are defensible and the golden follows one: the
+// fp32-scale DSA index cache (float32 division or one rounding,
+// docs/spec.md §8a, group 1) and MXFP4 rceil below 2^-127 (triton_kernels'
+// byte 1 and its codes, §9a, group 32 for the codes).
+//
 // The DSA families (family_dsa.go, mode "dsa", docs/spec.md §8) need
 // per-row facts of the case, which the caller passes as Options.DSA (suite
 // reads them from the bundle's aux tensors):

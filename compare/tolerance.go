@@ -68,6 +68,13 @@ type Tolerance struct {
 	ReportAllclose float64 `json:"report_allclose,omitempty"`
 	// DSA holds the numbers of a ModeDSA rule (family_dsa.go).
 	DSA *DSARule `json:"dsa,omitempty"`
+	// Alt names an aux tensor of the case holding a second accepted value
+	// per element (another defensible convention, equal to the golden
+	// wherever the two agree); a group of AltGroup consecutive elements
+	// (0: one) that matches it as a whole is judged as the golden
+	// (alt.go). The caller passes the tensor as Options.Alt.
+	Alt      string `json:"alt,omitempty"`
+	AltGroup int    `json:"alt_group,omitempty"`
 }
 
 // Validate reports whether t can be applied; errors wrap ErrTolerance.
@@ -97,6 +104,9 @@ func (t Tolerance) Validate() error {
 	}
 	if t.RowAxes < 0 {
 		return fmt.Errorf("compare: %w: row_axes = %d must be >= 0", ErrTolerance, t.RowAxes)
+	}
+	if t.AltGroup < 0 || t.AltGroup != 0 && t.Alt == "" || t.Alt != "" && (t.Mode == ModeSet || t.Mode == ModeDSA) {
+		return fmt.Errorf("compare: %w: alt %q with alt_group %d in mode %s (an alternative applies to exact and allclose outputs)", ErrTolerance, t.Alt, t.AltGroup, t.Mode)
 	}
 	for _, v := range t.SetIgnore {
 		if v != v {
@@ -158,6 +168,8 @@ type Family struct {
 	setIgnore []float64
 	basis     string   // overrides the recorded Basis (see WithBasis)
 	dsa       *DSARule // ModeDSA families (family_dsa.go)
+	alt       string   // Tolerance.Alt (see WithAlt)
+	altGroup  int
 }
 
 // The tolerance families.
@@ -196,6 +208,18 @@ func (f Family) WithBasis(basis string) Family {
 	return f
 }
 
+// WithAlt returns f accepting, group by group, the values of the case's
+// aux tensor aux where the candidate matches it (Tolerance.Alt, alt.go);
+// group is the number of consecutive elements that must match together
+// (1: each element alone).
+func (f Family) WithAlt(aux string, group int) Family {
+	f.alt, f.altGroup = aux, group
+	if group <= 1 {
+		f.altGroup = 0
+	}
+	return f
+}
+
 // Name is the family's name ("matmul", "attention", "lse", "exact", ...).
 func (f Family) Name() string { return f.name }
 
@@ -204,6 +228,14 @@ func (f Family) Name() string { return f.name }
 // (a floating family and an integer dtype, a table without that format) is
 // an error wrapping ErrTolerance: there is no silent fallback.
 func (f Family) Tolerance(dtype string) (Tolerance, error) {
+	t, err := f.tolerance(dtype)
+	if err == nil && f.alt != "" {
+		t.Alt, t.AltGroup = f.alt, f.altGroup
+	}
+	return t, err
+}
+
+func (f Family) tolerance(dtype string) (Tolerance, error) {
 	dt, ok := CanonicalDType(dtype)
 	if !ok {
 		return Tolerance{}, fmt.Errorf("compare: %w: family %s: unknown dtype %q", ErrTolerance, f.name, dtype)

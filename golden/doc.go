@@ -143,7 +143,9 @@
 // differs below: for amax <= 6*2^-127 the quotient is a float32 subnormal
 // and the bit trick gives byte 1 where the exact rule, and torchao's
 // _f32_to_e8m0_rceil (byte 0 unless the subnormal exceeds 2^-127), give 0;
-// the goldens follow the exact rule. mxfp.py
+// the goldens follow the exact rule, and MXFP4QuantizeRoundUpBits
+// (MXScaleByteRoundUpBits) writes triton_kernels' form, which suite stores
+// as the accepted alternative of such cases. mxfp.py
 // (@018a674f6d6d2b2ecedbb6225dc71721677b4cec) ROUND_DOWN divides by 4 and
 // truncates: the floor mode. torchao
 // (pytorch/ao torchao/prototype/mx_formats/mx_tensor.py
@@ -269,7 +271,10 @@
 // an integer would pick the lower scale there, which the exact rule does
 // not. DeepGEMM's test quantizes with x * (1/sf) instead of x / sf, which
 // can differ by one code for the fp32 format only (ue8m0 scales are powers
-// of two, where both are exact).
+// of two, where both are exact). ops.md rounds once from the exact k/sc;
+// that differs from e4m3(fl32(k/sc)) where the float32 quotient lands on an
+// e4m3 midpoint (fp32 scales only): DSAIndexCacheOneRounding writes that
+// form, which suite stores as the accepted alternative of fp32 cases.
 //
 // DSAIndexer (8b, paged decode, next_n 1 or 2): query row (b, j) sits at
 // position L_b - NN + j and sees s <= that position; dot[h,s] = sum_d
@@ -328,6 +333,11 @@
 //     predates it): fmaxf(amax, 1e-4)/448, ue8m0 exp2f(ceilf(log2f)),
 //     codes at block*block_bytes + offset*head_dim, the fp32 scale at
 //     block*block_bytes + 64*head_dim + 4*offset; slot < 0 skipped.
+//     Its codes come from fp8::scaled_convert, for bf16 input
+//     __nv_cvt_float_to_fp8(__bfloat162float(a) / scale, __NV_SATFINITE,
+//     ...): the float32 quotient, rounded once more (vllm-project/vllm
+//     csrc/quantization/fp8/nvidia/quant_utils.cuh
+//     03476e5c1184648abcfd1573b630bcd81741a555).
 //   - vllm-project/vllm vllm/v1/attention/backends/mla/flashmla_sparse.py
 //     008a0c31dc020099dd40e8a2b7d2bdb37699b047: block size 64, head size
 //     576 (512 NoPE + 64 RoPE).

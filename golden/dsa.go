@@ -122,6 +122,32 @@ func DSAIndexCache(dst []byte, k []float32, slotMapping []int32, cache []byte, d
 	return nil
 }
 
+// DSAIndexCacheOneRounding is DSAIndexCache with every code rounded once
+// from the exact quotient, e4m3(RNE, saturating)(k/sc) (ops.md §8a read
+// literally), where DSAIndexCache rounds fl32(k/sc) as vLLM's kernel
+// does. The two differ only where fl32(k/sc) lands on an e4m3 midpoint
+// that k/sc is not on: never for ue8m0 (sc is a power of two, k/sc is
+// exact), on about one code in a thousand for fp32 scales. It is the
+// alternative compare accepts for fp32-scale caches (docs/spec.md §8a).
+// The float64 quotient stands for the exact one: k has 8 significant
+// bits, sc 24 and an e4m3 midpoint m 5, so k - m*sc is 0 or at least
+// 2^-29 of k in magnitude, far above float64's rounding of k/sc.
+func DSAIndexCacheOneRounding(dst []byte, k []float32, slotMapping []int32, cache []byte, dims DSACacheDims, f DSAScaleFmt) error {
+	if err := DSAIndexCache(dst, k, slotMapping, cache, dims, f); err != nil {
+		return err
+	}
+	for t, s := range slotMapping {
+		if s < 0 {
+			continue
+		}
+		codes, sc := DSACacheSlot(dst, int(s), dims.DI)
+		for d, x := range k[t*dims.DI : (t+1)*dims.DI] {
+			codes[d] = dtype.E4M3FromF64(float64(x) / float64(sc))
+		}
+	}
+	return nil
+}
+
 // dsaQuantizeRow writes one quantized key row into its slot.
 func dsaQuantizeRow(cache []byte, row []float32, slot, di int, f DSAScaleFmt) {
 	sc := DSAIndexScale(math.Float32frombits(dsaAbsMaxBits(row)), f)

@@ -770,3 +770,67 @@ func TestDSAMarginRefusals(t *testing.T) {
 		t.Errorf("floor: %v", err)
 	}
 }
+
+// TestDSAIndexCacheOneRounding: the issue-24 example (k = 1.03125 in a
+// row of amax 2.75, fp32 scale: fl32(k/sc) = 168 is an e4m3 midpoint, k/sc
+// = 168.0000036 is not) gives code 0x72 (160) by float32 division and
+// 0x73 (176) rounded once; ue8m0 caches never differ; fp32 caches differ
+// only in codes, never in scales or untouched bytes.
+func TestDSAIndexCacheOneRounding(t *testing.T) {
+	dims := golden.DSACacheDims{T: 1, DI: 2, NB: 1}
+	k := []float32{2.75, 1.03125}
+	sm := []int32{5}
+	cache := make([]byte, golden.DSABlockBytes(dims.DI))
+	div, once := make([]byte, len(cache)), make([]byte, len(cache))
+	if err := golden.DSAIndexCache(div, k, sm, cache, dims, golden.DSAScaleFP32); err != nil {
+		t.Fatal(err)
+	}
+	if err := golden.DSAIndexCacheOneRounding(once, k, sm, cache, dims, golden.DSAScaleFP32); err != nil {
+		t.Fatal(err)
+	}
+	cd, sc := golden.DSACacheSlot(div, 5, dims.DI)
+	co, _ := golden.DSACacheSlot(once, 5, dims.DI)
+	if q := float64(k[1]) / float64(sc); !(q > 168 && k[1]/sc == 168) {
+		t.Fatalf("k/sc = %.9g, fl32 %v: not the midpoint case", q, k[1]/sc)
+	}
+	if cd[1] != 0x72 || co[1] != 0x73 || cd[0] != co[0] {
+		t.Errorf("codes: division % x, one rounding % x; want [x 72] and [x 73]", cd, co)
+	}
+
+	// A larger random cache: ue8m0 identical, fp32 differing in a few codes.
+	dims = golden.DSACacheDims{T: 400, DI: 64, NB: 8}
+	r := rand.New(rand.NewPCG(24, 1))
+	k = make([]float32, dims.T*dims.DI)
+	for i := range k {
+		k[i] = bf16(r.NormFloat64())
+	}
+	sm = make([]int32, dims.T)
+	for i := range sm {
+		sm[i] = int32(i + 30)
+	}
+	cache = make([]byte, dims.NB*golden.DSABlockBytes(dims.DI))
+	div, once = make([]byte, len(cache)), make([]byte, len(cache))
+	for _, f := range []golden.DSAScaleFmt{golden.DSAScaleUE8M0, golden.DSAScaleFP32} {
+		if err := golden.DSAIndexCache(div, k, sm, cache, dims, f); err != nil {
+			t.Fatal(err)
+		}
+		if err := golden.DSAIndexCacheOneRounding(once, k, sm, cache, dims, f); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for i := range div {
+			if div[i] == once[i] {
+				continue
+			}
+			n++
+			o := i % golden.DSABlockBytes(dims.DI)
+			if o >= golden.DSABlockSize*dims.DI || int(div[i])-int(once[i]) != 1 && int(once[i])-int(div[i]) != 1 {
+				t.Errorf("fmt %d: byte %d differs by more than one code or outside the codes: %#x vs %#x", f, i, div[i], once[i])
+			}
+		}
+		t.Logf("fmt %d: %d of %d codes differ", f, n, dims.T*dims.DI)
+		if f == golden.DSAScaleUE8M0 && n != 0 || f == golden.DSAScaleFP32 && n == 0 {
+			t.Errorf("fmt %d: %d codes differ", f, n)
+		}
+	}
+}

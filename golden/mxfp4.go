@@ -281,6 +281,11 @@ func quantizeBlock(out *[MXBlock / 2]uint8, scale *uint8, xb *[MXBlock]uint32, m
 	}
 	b := MXScaleByte(amax, mode)
 	*scale = b
+	quantizeBlockAt(out, xb, b)
+}
+
+// quantizeBlockAt rounds a block's elements at scale byte b (§9a).
+func quantizeBlockAt(out *[MXBlock / 2]uint8, xb *[MXBlock]uint32, b uint8) {
 	if b < 3 { // float32 subnormals can reach code 1: compare against the midpoints
 		g := &e2m1Thr[b]
 		for i := range out {
@@ -292,6 +297,49 @@ func quantizeBlock(out *[MXBlock / 2]uint8, scale *uint8, xb *[MXBlock]uint32, m
 	for i := range out {
 		out[i] = e2m1CodeRel(xb[2*i], q0) | e2m1CodeRel(xb[2*i+1], q0)<<4
 	}
+}
+
+// MXScaleByteRoundUpBits returns triton_kernels' ROUND_UP scale byte of a
+// block whose largest magnitude has the float32 bits amax: the exponent
+// field of (bits(fl32(amax/6)) + 0x7FFFFF) & 0x7F800000
+// (_downcast_to_mxfp.py @0616e64515491718b6576b4cb3ba521f52a56d68). It
+// equals MXScaleByte(amax, ScaleRceil) wherever fl32(amax/6) is a normal
+// float32 or 0, and is 1 where the quotient is a nonzero subnormal (amax
+// below 6*2^-126), where the exact rule gives 0 for amax <= 6*2^-127.
+func MXScaleByteRoundUpBits(amax uint32) uint8 {
+	q := math.Float32frombits(amax&0x7fffffff) / 6 // float32 division, as the kernel
+	return uint8(((math.Float32bits(q) + 0x7fffff) & 0x7f800000) >> 23)
+}
+
+// MXFP4QuantizeRoundUpBits is MXFP4Quantize in mode rceil with
+// triton_kernels' scale byte (MXScaleByteRoundUpBits) and each element
+// rounded at that byte as §9a rounds: the alternative compare accepts for
+// rceil blocks with amax <= 6*2^-127 (docs/spec.md §9a). It differs from
+// MXFP4Quantize only in those blocks: byte 1 where the golden has 0, and
+// the codes of x*2^126 instead of x*2^127. (triton_kernels' own element
+// conversion drops low bits of values below 1 before its round; for these
+// blocks every x is a multiple of 2^-149, so x*2^126 is a multiple of
+// 2^-23 and no dropped bit is set: its codes are these.)
+func MXFP4QuantizeRoundUpBits(codes, scales []uint8, x []float32, rows, k int) error {
+	if err := MXFP4Quantize(codes, scales, x, rows, k, ScaleRceil); err != nil {
+		return err
+	}
+	var xb [MXBlock]uint32
+	for blk := range scales {
+		if scales[blk] > 1 {
+			continue // a normal quotient: the same byte
+		}
+		var amax uint32
+		for i := range xb {
+			xb[i] = math.Float32bits(x[blk*MXBlock+i])
+			amax = max(amax, xb[i]&0x7fffffff)
+		}
+		if b := MXScaleByteRoundUpBits(amax); b != scales[blk] {
+			scales[blk] = b
+			quantizeBlockAt((*[MXBlock / 2]uint8)(codes[blk*MXBlock/2:(blk+1)*MXBlock/2]), &xb, b)
+		}
+	}
+	return nil
 }
 
 // e2m1CodeRel is e2m1Code for a block byte b >= 3, where every float32

@@ -1185,3 +1185,91 @@ func ExampleMXFP4GEMM() {
 	// Output:
 	// [16 -16] [16 16]
 }
+
+// TestMXScaleByteRoundUpBits: triton_kernels' bit trick on fl32(amax/6)
+// equals the exact rceil byte except where the quotient is a nonzero
+// float32 subnormal and amax <= 6*2^-127 (byte 1 against 0), checked on
+// hand-picked values and on random float32 bits.
+func TestMXScaleByteRoundUpBits(t *testing.T) {
+	for _, tc := range []struct {
+		amax        float64
+		exact, bits uint8
+	}{
+		{6 * 0x1p-127, 0, 1}, // quotient exactly 2^-127: subnormal
+		{7 * 0x1p-127, 1, 1}, // 7/6*2^-127: both 1
+		{6 * 0x1p-126, 1, 1}, // quotient exactly 2^-126: normal
+		{0x1p-149, 0, 0},     // quotient rounds to 0
+		{3 * 0x1p-149, 0, 0}, // 2^-150: a tie, to even (0)
+		{4 * 0x1p-149, 0, 1}, // rounds up to 2^-149
+		{1, 125, 125},        // 1/6 -> 2^-2
+		{6, 127, 127},
+		{6.0000005, 128, 128},
+	} {
+		a := math.Float32bits(float32(tc.amax))
+		if e, b := golden.MXScaleByte(a, golden.ScaleRceil), golden.MXScaleByteRoundUpBits(a); e != tc.exact || b != tc.bits {
+			t.Errorf("amax %g: exact %d bits %d, want %d %d", tc.amax, e, b, tc.exact, tc.bits)
+		}
+	}
+	r := rand.New(rand.NewPCG(24, 2))
+	for range 1 << 20 {
+		a := r.Uint32N(0x7f800000)
+		if a < 1<<24 && r.IntN(2) == 0 {
+			a >>= 6 // more subnormal and tiny amax
+		}
+		e, b := golden.MXScaleByte(a, golden.ScaleRceil), golden.MXScaleByteRoundUpBits(a)
+		q := math.Float32frombits(a) / 6
+		sub := q != 0 && math.Float32bits(q) < 0x00800000
+		if e != b && !(sub && e == 0 && b == 1 && float64(math.Float32frombits(a)) <= 6*0x1p-127) {
+			t.Fatalf("amax bits %#x: exact %d, bit trick %d", a, e, b)
+		}
+	}
+}
+
+// TestMXFP4QuantizeRoundUpBits: the alternative differs from the golden
+// only in blocks whose golden byte is 0, where it has byte 1 and the codes
+// of x*2^126 (a naive float64 rounding at that scale); elsewhere it is the
+// golden bit for bit.
+func TestMXFP4QuantizeRoundUpBits(t *testing.T) {
+	const rows, k = 64, 256
+	r := rand.New(rand.NewPCG(24, 3))
+	x := make([]float32, rows*k)
+	for i := range x {
+		e := -134 + (i/golden.MXBlock)%20 // blocks from 2^-134 to 2^-115
+		x[i] = float32(math.Ldexp(r.NormFloat64(), e))
+	}
+	n := rows * k
+	gc, gs := make([]uint8, n/2), make([]uint8, n/golden.MXBlock)
+	ac, as := make([]uint8, n/2), make([]uint8, n/golden.MXBlock)
+	if err := golden.MXFP4Quantize(gc, gs, x, rows, k, golden.ScaleRceil); err != nil {
+		t.Fatal(err)
+	}
+	if err := golden.MXFP4QuantizeRoundUpBits(ac, as, x, rows, k); err != nil {
+		t.Fatal(err)
+	}
+	differ := 0
+	for blk := range gs {
+		c0, c1 := blk*golden.MXBlock/2, (blk+1)*golden.MXBlock/2
+		if gs[blk] == as[blk] {
+			if !slices.Equal(gc[c0:c1], ac[c0:c1]) {
+				t.Fatalf("block %d: same byte %d, different codes", blk, gs[blk])
+			}
+			continue
+		}
+		differ++
+		if gs[blk] != 0 || as[blk] != 1 {
+			t.Fatalf("block %d: bytes %d and %d", blk, gs[blk], as[blk])
+		}
+		for i := range golden.MXBlock {
+			v := float64(x[blk*golden.MXBlock+i]) * 0x1p126
+			want := dtype.E2M1FromF64(v)
+			got := ac[c0+i/2] >> (4 * (i % 2)) & 15
+			if got != want && !(got&7 == 0 && want&7 == 0) {
+				t.Fatalf("block %d element %d: x*2^126 = %g, code %d, want %d", blk, i, v, got, want)
+			}
+		}
+	}
+	t.Logf("%d of %d blocks take byte 1 instead of 0", differ, len(gs))
+	if differ == 0 {
+		t.Fatal("no block reached the subnormal quotients")
+	}
+}

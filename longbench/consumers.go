@@ -43,6 +43,10 @@ type commandParams struct {
 	ContextLen int
 	N          int // prompts in serve.jsonl, sglang.jsonl, sharegpt.json, prompt_ids.jsonl
 	NChat      int // lines of batch.chat.jsonl
+	// Digest is the manifest's workload_digest: vllm bench serve records
+	// it in its result (--metadata KEY=VALUE becomes a top-level string),
+	// where goldset serving check compares it.
+	Digest string
 }
 
 // Versions needed, as read in the consumers' source (docs/consumers.md).
@@ -66,7 +70,7 @@ func (c commandParams) files(noThinking bool, haveChat bool) []ConsumerFile {
 		Command: "vllm bench serve --backend openai --endpoint /v1/completions --model " + m +
 			" --dataset-name custom --dataset-path " + ServeFile + " --skip-chat-template --custom-output-len -1 --num-prompts " + n +
 			" --no-oversample --disable-shuffle --ignore-eos --temperature 0 --save-result --save-detailed" +
-			" --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,99",
+			" --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,99 --metadata workload_digest=" + c.Digest,
 		AppliesChatTemplate: false, Versions: vllmServeVersions,
 		Notes: "prompt already holds the chat template (--skip-chat-template, /v1/completions); output_tokens read only with --custom-output-len -1 (default 256 otherwise); without --num-prompts N --no-oversample vLLM samples up to 1000 requests with replacement; without --disable-shuffle it reorders them; custom_id is an extra key the loader keeps but does not use",
 	}}
@@ -101,7 +105,7 @@ func (c commandParams) files(noThinking bool, haveChat bool) []ConsumerFile {
 			Path: PromptIDsFile, Consumer: "vLLM LLM.generate(TokensPrompt) via " + OfflineScript + " (offline throughput)",
 			Command:             "python " + OfflineScript + " --model " + m + " --max-model-len " + ctx + " --prompts " + PromptIDsFile + " --output vllm.offline.json",
 			AppliesChatTemplate: false, Versions: vllmOfflineVers,
-			Notes: "token ids of the templated prompt; the script sends every request at once with SamplingParams(max_tokens=max_tokens, temperature=0, ignore_eos=True), prefix caching off, and fails unless every request's prompt and output token counts equal the file's; for SGLang POST /generate {\"input_ids\": prompt_token_ids, \"sampling_params\": {\"max_new_tokens\": max_tokens, \"temperature\": 0, \"ignore_eos\": true}} (python/sglang/benchmark/backends/sglang_client.py at 4bae336aa20d84dd46f95de9299cea2d2a756479)",
+			Notes: "token ids of the templated prompt; the script sends every request at once with SamplingParams(max_tokens=max_tokens, temperature=0, ignore_eos=True), prefix caching off, and fails unless every request's prompt and output token counts equal the file's; for SGLang POST /generate {\"input_ids\": prompt_token_ids, \"sampling_params\": {\"max_new_tokens\": max_tokens, \"temperature\": 0, \"ignore_eos\": true}} (the payload of async_request_sglang_generate, python/sglang/bench_serving.py at 0033168f0f58b2bc05aa0273bd475d9c01bafb1c, the request function bench_serving --backend sglang runs)",
 		},
 		ConsumerFile{
 			Path: IDsFile, Consumer: "numpy / kernel benches (int32 ids of every prompt, concatenated; " + OffsetsFile + " and " + LensFile + " index it)",

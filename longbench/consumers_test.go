@@ -225,7 +225,7 @@ func TestConsumerFiles(t *testing.T) {
 			for _, flag := range []string{"--backend openai", "--endpoint /v1/completions", "--dataset-name custom", "--dataset-path serve.jsonl",
 				"--skip-chat-template", "--custom-output-len -1", fmt.Sprintf("--num-prompts %d ", n), "--no-oversample", "--disable-shuffle",
 				"--ignore-eos", "--temperature 0", "--save-result", "--save-detailed", "--percentile-metrics ttft,tpot,itl,e2el",
-				"--metric-percentiles 50,90,99", "--model toy"} {
+				"--metric-percentiles 50,90,99", "--model toy", "--metadata workload_digest=" + m.WorkloadDigest} {
 				if !strings.Contains(f.Command+" ", flag) {
 					t.Errorf("vllm bench serve command lacks %q: %s", flag, f.Command)
 				}

@@ -198,7 +198,7 @@ func writeOutputs(dir string, prompts []Prompt, m *Manifest, tok Tokenizer, noTh
 	}
 	m.WorkloadDigest = WorkloadDigest(m.Prompts)
 	replies := NewReplies(tok)
-	cp := commandParams{Model: m.Model, ContextLen: m.Recipe.ContextLen, N: len(prompts), NChat: m.ChatBatch.Requests}
+	cp := commandParams{Model: m.Model, ContextLen: m.Recipe.ContextLen, N: len(prompts), NChat: m.ChatBatch.Requests, Digest: m.WorkloadDigest}
 	m.Files = cp.files(noThinking, m.ChatBatch.Requests > 0)
 	m.Description = describe(m.Files)
 	type out struct {

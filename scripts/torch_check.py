@@ -360,14 +360,20 @@ def check_dsa_index_cache(op, p, T, A, td, dev, res):
     di = k.shape[1]
     sc = dsa_scale(np.abs(k).max(1), p.get("scale_fmt", "ue8m0"))
     q = (torch.from_numpy(k) / torch.from_numpy(sc)[:, None]).numpy()  # float32 division, as the kernel
-    codes = e4m3_bytes(q.astype(np.float64))
-    out = np.array(A["index_cache"], copy=True)
-    for t_, s in enumerate(A["slot_mapping"]):
-        if s >= 0:
-            blk, o = divmod(int(s), 64)
-            out[blk, o * di:(o + 1) * di] = codes[t_]
-            out[blk, 64 * di + 4 * o: 64 * di + 4 * o + 4] = np.frombuffer(sc[t_:t_ + 1].astype("<f4").tobytes(), np.uint8)
-    res["index_cache_exact"] = bool(np.array_equal(out, A["index_cache_out"]))
+
+    def write(codes):
+        out = np.array(A["index_cache"], copy=True)
+        for t_, s in enumerate(A["slot_mapping"]):
+            if s >= 0:
+                blk, o = divmod(int(s), 64)
+                out[blk, o * di:(o + 1) * di] = codes[t_]
+                out[blk, 64 * di + 4 * o: 64 * di + 4 * o + 4] = np.frombuffer(sc[t_:t_ + 1].astype("<f4").tobytes(), np.uint8)
+        return out
+
+    res["index_cache_exact"] = bool(np.array_equal(write(e4m3_bytes(q.astype(np.float64))), A["index_cache_out"]))
+    if "index_cache_alt" in A:  # fp32 scales: the accepted one-rounding codes, e4m3(k/sc) from the float64 quotient
+        once = write(e4m3_bytes(k.astype(np.float64) / sc.astype(np.float64)[:, None]))
+        res["index_cache_alt_exact"] = bool(np.array_equal(once, A["index_cache_alt"]))
 
 
 def index_scores(q, w, K, sc):
@@ -504,6 +510,14 @@ def check_mxfp4_quantize(op, p, T, A, td, dev, res):
     res["codes_equal"] = bool(np.array_equal(codes, gc) if p.get("strict") else np.array_equal(fold(codes), fold(gc)))
     nz = (gc.reshape(rows, -1, 16) & 0x77).any(-1)  # blocks with a nonzero code: the graded scales
     res["scales_equal"] = bool(np.array_equal(b[nz], gs[nz]))
+    if "codes_alt" in A:  # triton_kernels' ROUND_UP: the byte from the float32 quotient's bits
+        amax = np.abs(A["x"].astype(np.float32)).reshape(rows, -1, 32).max(-1)
+        q = (amax / np.float32(6)).astype(np.float32).view(np.uint32).astype(np.uint64)
+        tb = (((q + 0x7FFFFF) & 0x7F800000) >> 23).astype(np.int64)
+        tn = e2m1_nibbles((x.reshape(rows, -1, 32) * 2.0 ** (127.0 - tb)[..., None]).reshape(x.shape))
+        tc = (tn[:, 0::2] | (tn[:, 1::2] << 4)).astype(np.uint8)
+        res["codes_alt_equal"] = bool(np.array_equal(fold(tc), fold(A["codes_alt"])))
+        res["scales_alt_equal"] = bool(np.array_equal(tb.astype(np.uint8), A["scales_alt"]))
 
 
 def check_mxfp4_to_fp8(op, p, T, A, td, dev, res):

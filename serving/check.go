@@ -93,6 +93,12 @@ func Check(w *Workload, r *Result, opts CheckOptions) *Verdict {
 		c.note("workload_digest: the manifest's %s differs from the one computed here (%s); the manifest's is used", w.DigestRecorded, got)
 	}
 	c.note("plan: %s", v.Plan.Source)
+	switch r.Format {
+	case VLLMServe:
+		c.note("not in the result: vLLM's ready check sent request 0 in full once before the timed run (serve.py benchmark(), plus --num-warmups copies); keep prefix caching off on the server (--no-enable-prefix-caching) or the timed request 0 is a cache hit and its TTFT too low")
+	case SGLangServe:
+		c.note("not in the result: bench_serving sent --warmup-requests (default 1) copies of request 0 with at most 32 output tokens before the timed run; keep prefix caching off on the server (--disable-radix-cache) or the timed request 0 is a cache hit and its TTFT too low")
+	}
 	c.digest()
 	c.counts()
 	c.settings()
@@ -298,13 +304,7 @@ func (c *checker) perRequest() {
 		c.fail(Failure{Field: "input_lens", Index: -1, Got: fmt.Sprintf("%d entries", len(r.InputLens)), Want: fmt.Sprintf("%d entries", n), Note: "per-request lengths not compared"})
 		return
 	}
-	src := "server-counted (usage.prompt_tokens)"
-	switch r.Format {
-	case SGLangServe:
-		src = "client-counted (bench_serving's tokenizer)"
-	case GoldsetOffline:
-		src = "engine-counted (len(RequestOutput.prompt_token_ids))"
-	}
+	src := inputLensSource(r.Format)
 	if r.CustomIDs != nil {
 		c.checked("custom_id[i] = the manifest's custom_id[i] in order")
 		bad := 0
@@ -339,6 +339,48 @@ func (c *checker) perRequest() {
 		return
 	}
 	c.outputs()
+}
+
+// inputLensSource says who counted a format's input_lens, as read in the
+// producers' source (doc.go, "Result formats"). vLLM's request function
+// takes the server's usage.prompt_tokens where it reads the usage chunk
+// (vllm/benchmarks/lib/endpoint_request_func.py @ 02cfb534) and keeps the
+// client's count otherwise (@ 3aee4a4f, and any request without a usage
+// chunk); SGLang's bench_serving.py @ 0033168f and
+// benchmark/backends/sglang_client.py @ 4bae336a keep the client's
+// DatasetRow.prompt_len, later clients may record the server's count.
+func inputLensSource(f Format) string {
+	switch f {
+	case SGLangServe:
+		return "SGLang: the client's tokenizer count (bench_serving @ 0033168f), or the server's in later clients"
+	case GoldsetOffline:
+		return "engine-counted (len(RequestOutput.prompt_token_ids))"
+	}
+	return "vLLM: the server's usage.prompt_tokens where the client reads it (endpoint_request_func.py @ 02cfb534), else the client's tokenizer count (@ 3aee4a4f)"
+}
+
+// offsetCause words a constant input-length offset d by who may have
+// counted: a client counts what it sends (a second chat template), a
+// server may tokenize or template differently.
+func offsetCause(f Format, d int) string {
+	n, dir := d, "longer"
+	if d < 0 {
+		n, dir = -d, "shorter"
+	}
+	s := fmt.Sprintf("%d tokens %s than the manifest's; input_lens is %s. ", n, dir, inputLensSource(f))
+	server := "the server tokenized or templated differently (another tokenizer, a chat endpoint templating again, an added BOS)"
+	if f == GoldsetOffline {
+		return s + "The engine counted: " + server
+	}
+	client := "the prompts went out without their chat template"
+	if d > 0 {
+		fix := "vLLM: --skip-chat-template, serve.jsonl to /v1/completions"
+		if f == SGLangServe || f == SGLangOffline {
+			fix = "SGLang: drop --apply-chat-template"
+		}
+		client = "a chat template applied on top of the already templated prompts (Qwen3's adds 8 tokens, 12 with the empty think block; " + fix + ")"
+	}
+	return s + "Counted by the client: " + client + "; counted by the server: " + server
 }
 
 // compare lists per-request mismatches of one field (failed requests are
@@ -385,10 +427,8 @@ func (c *checker) inputCause(want func(int) int) bool {
 		}
 	}
 	switch {
-	case constant && d > 0:
-		c.cause("every input is %d tokens longer than the manifest's: a chat template applied on top of the already templated prompts (Qwen3's adds 8 tokens, 12 with the empty think block); send serve.jsonl to /v1/completions with --skip-chat-template", d)
-	case constant && d < 0:
-		c.cause("every input is %d tokens shorter than the manifest's: the prompts went out without their chat template, or a different tokenizer counted them", -d)
+	case constant && d != 0:
+		c.cause("every input is %s", offsetCause(r.Format, d))
 	default:
 		got := slices.Clone(r.InputLens)
 		wantAll := make([]int, len(got))
@@ -514,10 +554,8 @@ func (c *checker) multiset() {
 			for i := range got {
 				constant = constant && got[i]-want[i] == d
 			}
-			if constant && d > 0 {
-				c.cause("sorted, every input is %d tokens longer than the manifest's: a chat template applied on top of the already templated prompts (Qwen3's adds 8 tokens; SGLang: drop --apply-chat-template; vLLM: --skip-chat-template)", d)
-			} else if constant && d < 0 {
-				c.cause("sorted, every input is %d tokens shorter than the manifest's: the prompts went out without their chat template, or a different tokenizer counted them", -d)
+			if constant && d != 0 {
+				c.cause("sorted, every input is %s", offsetCause(r.Format, d))
 			}
 		}
 	}

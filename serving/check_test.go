@@ -71,7 +71,9 @@ func TestCheckMustShow(t *testing.T) {
 			}
 		}, want: []string{
 			"input_lens[0]: got " + itoa(p[0].PromptTokens+8) + ", want " + itoa(p[0].PromptTokens) + " (prompt_tokens) (" + p[0].CustomID + ")",
-			"cause: every input is 8 tokens longer than the manifest's: a chat template applied on top of the already templated prompts",
+			"cause: every input is 8 tokens longer than the manifest's; input_lens is vLLM: the server's usage.prompt_tokens where the client reads it",
+			"Counted by the client: a chat template applied on top of the already templated prompts (Qwen3's adds 8 tokens, 12 with the empty think block; vLLM: --skip-chat-template",
+			"counted by the server: the server tokenized or templated differently",
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -297,5 +299,42 @@ func TestCheckGoldsetOffline(t *testing.T) {
 	v = Check(w, r, CheckOptions{})
 	if v.OK || !strings.Contains(verdictText(v), `custom_id[0]: got "`+w.Prompts[1].CustomID+`", want "`+w.Prompts[0].CustomID+`"`) {
 		t.Errorf("swapped custom_ids passed:\n%s", verdictText(v))
+	}
+}
+
+// TestCheckInputOffsetBySource: a constant input offset names who counted
+// input_lens for the result's tool, and the tool's own fix (issue 24: an
+// SGLang result was told to use vLLM's flag, and a server that counts
+// differently was diagnosed as a second template only).
+func TestCheckInputOffsetBySource(t *testing.T) {
+	w := mustWorkload(t, readTestdata(t, "workload/manifest.json"))
+	r, err := ReadResult("testdata/sglang-serving.jsonl", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range r.InputLens {
+		r.InputLens[i] += 8
+	}
+	text := verdictText(Check(w, r, CheckOptions{}))
+	for _, want := range []string{
+		"every input is 8 tokens longer than the manifest's; input_lens is SGLang: the client's tokenizer count",
+		"SGLang: drop --apply-chat-template",
+		"counted by the server: the server tokenized or templated differently",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %q in:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "--skip-chat-template") {
+		t.Errorf("an SGLang result told to use vLLM's flag:\n%s", text)
+	}
+	// The extra request 0 each client sends is named, with the server flag.
+	if !strings.Contains(text, "copies of request 0 with at most 32 output tokens") || !strings.Contains(text, "--disable-radix-cache") {
+		t.Errorf("no SGLang warm-up note:\n%s", text)
+	}
+	vw := mustWorkload(t, servingtest.SynthManifest(20, 3))
+	vt := verdictText(Check(vw, mustResult(t, consistentRun(vw).JSON(1)), CheckOptions{}))
+	if !strings.Contains(vt, "vLLM's ready check sent request 0 in full") || !strings.Contains(vt, "--no-enable-prefix-caching") {
+		t.Errorf("no vLLM ready-check note:\n%s", vt)
 	}
 }

@@ -43,11 +43,18 @@
 // and mean_/median_/std_/pNN_{ttft,tpot,itl,e2el}_ms for --percentile-metrics
 // and --metric-percentiles. Only with --save-detailed (otherwise deleted):
 // input_lens, output_lens, start_times, ttfts, itls, generated_texts, errors,
-// one entry per request in send order. input_lens[i] is the server's
-// usage.prompt_tokens when the stream's usage chunk arrived (the client's
-// count otherwise, e.g. for a failed request); output_lens[i] is
-// usage.completion_tokens, 0 for a failed request; errors[i] is "" on
-// success. Times are seconds; the summary fields milliseconds.
+// one entry per request in send order (start_times where benchmark()
+// records them, as at 009e6d4a beside latencies and queue_times; Check
+// never needs them). Who counted input_lens depends on the version of the
+// request function: at 02cfb534 it is the server's usage.prompt_tokens when
+// the stream's usage chunk arrived (the client's count otherwise, e.g. for
+// a failed request); endpoint_request_func.py @
+// 3aee4a4f4c4d1a2a7af3ebdb88c768e459e6c602 never reads it and keeps the
+// client's tokenizer count (SampleRequest.prompt_len) for every request.
+// output_lens[i] is usage.completion_tokens, 0 for a failed request;
+// errors[i] is "" on success. Times are seconds; the summary fields
+// milliseconds. --metadata KEY=VALUE pairs land as top-level strings, so
+// the manifest's command passes --metadata workload_digest=<digest>.
 //
 // vLLM `vllm bench throughput --output-json`:
 // vllm-project/vllm vllm/benchmarks/throughput.py @ 020283147c84ad8cc97eadffcdb033ea56322563.
@@ -71,10 +78,21 @@
 // server_info, total_throughput, max_output_tokens_per_s,
 // max_concurrent_requests. No failure count. With --output-details also
 // input_lens, output_lens, ttfts, itls, generated_texts, errors per request:
-// input_lens is the client's DatasetRow.prompt_len (bench_serving's
-// tokenizer, not the server's), output_lens the server's completion_tokens
-// (0 when failed), and there are no per-request latencies, so TPOT and E2EL
-// come from the recorded summary. The openai backends send temperature 0 and
+// at this commit --backend sglang runs bench_serving.py's own
+// async_request_sglang_generate (ASYNC_REQUEST_FUNCS["sglang"]), whose
+// RequestFuncOutput.init_new keeps the client's DatasetRow.prompt_len
+// (bench_serving's tokenizer, not the server's) as input_lens, as does
+// python/sglang/benchmark/backends/sglang_client.py @
+// 4bae336aa20d84dd46f95de9299cea2d2a756479 (RequestFuncOutput.from_input)
+// that sglang.benchmark.serving's CLI uses; issue 24's run of a later
+// client found the server's count there, so Check names both; output_lens
+// is the server's completion_tokens (0 when failed), and there are no
+// per-request latencies, so TPOT and E2EL come from the recorded summary.
+// Requests are shuffled with random.seed(--seed); --seed defaults to 1 in
+// this commit's argparse and in benchmark/args.py @
+// 6117f3f53fdc545a384f8917df67d795a4f02414 (issue 24 reports 42 in a later
+// runnable CLI); Check compares SGLang's lengths as a multiset, so the
+// seed never matters to it. The openai backends send temperature 0 and
 // ignore_eos unless --disable-ignore-eos. Its custom loader
 // (sgl-project/sglang python/sglang/benchmark/datasets/custom.py @
 // 3c1efe01121bfb7d223c6ae03024bb3d1e7c1f75) always random.shuffle()s the
@@ -84,6 +102,18 @@
 // SGLang results are compared as a multiset. The older bench_serving.py
 // ShareGPT loader also shuffles and drops prompts over 1024 tokens (prompt +
 // output over 2048), as vLLM's.
+//
+// Extra requests per run, in neither tool's result: vLLM's ready check
+// (serve.py @ 009e6d4a benchmark(): "initial single prompt test run",
+// wait_for_endpoint, unless --ready-check-timeout-sec is 0) sends request
+// 0 in full (its prompt, prompt_len and expected_output_len) before the
+// timed run, and --num-warmups more copies of it when given; SGLang's bench_serving.py @ 0033168f sends
+// --warmup-requests (default 1) copies of request 0 with output_len
+// min(output_len, 32). Both prefill request 0's prompt, so the server must
+// run with prefix caching off (vllm serve --no-enable-prefix-caching,
+// sglang.launch_server --disable-radix-cache, as the manifest's server
+// commands do): with it on, request 0 of the timed run is a cache hit and
+// its TTFT, and every figure built on it, is too low.
 //
 // SGLang `python -m sglang.bench_offline_throughput --result-filename F`:
 // sgl-project/sglang python/sglang/bench_offline_throughput.py @ 00d02fb4531984a2a7bb94a33977053d29af6c39.
@@ -135,8 +165,9 @@
 // requests are not length-checked (they already failed). Each field lists at
 // most MaxPerField requests and counts the rest. Causes name the usual
 // culprits from the failures' shape: oversampling to --num-prompts, a shuffle
-// (lengths equal as a multiset), a constant +8 input (Qwen3's chat template
-// applied a second time), every output 256 (vLLM's default
+// (lengths equal as a multiset), a constant input offset (worded by who
+// counted input_lens: a client count +8 is Qwen3's chat template applied a
+// second time, a server count may be another tokenizer or template), every output 256 (vLLM's default
 // --custom-output-len), outputs ended at EOS. The vLLM defaults behind them
 // were read in vllm-project/vllm vllm/benchmarks/datasets.py @
 // 0056b87fc1fda2642f39dda4392824c425dd1638 (add_dataset_parser:

@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/gen"
 	"github.com/goldset/goldset/golden"
+	"github.com/goldset/goldset/internal/dtype"
 	"github.com/goldset/goldset/manifests"
 )
 
@@ -16,7 +19,7 @@ import (
 // sizes. It is a recipe of its own so that the tiny recipe's pinned
 // digest does not move (testdata/tiny-mxfp4.digest pins this one).
 const tinyMXRecipe = `{
- "name": "tiny-mxfp4", "version": "0.1.0", "spec_version": 1, "seed": 11,
+ "name": "tiny-mxfp4", "version": "0.2.0", "spec_version": 1, "seed": 11,
  "cases": [
   {"id": "q-rceil", "op": "mxfp4_quantize", "split": "public", "params": {"rows": 4, "k": 96, "dtype": "bfloat16"}},
   {"id": "q-floor", "op": "mxfp4_quantize", "split": "public", "params": {"rows": 3, "k": 64, "dtype": "float32", "mode": "floor", "strict": true}},
@@ -89,6 +92,11 @@ func TestControlsTinyMX(t *testing.T) {
 		json.Unmarshal(c.Params, &p)
 		if c.Op == "mxfp4_quantize" && p.Mode == "rceil" && !names["floor_for_rceil"] {
 			t.Errorf("%s: no floor_for_rceil", c.ID)
+		}
+		// The edge case with subnormal quotients accepts triton_kernels'
+		// rceil and rejects mixtures (docs/spec.md §9a).
+		if c.ID == "q-low" && (!names["round_up_bits"] || !names["round_up_bits_mixed_block"] || !names["round_up_bits_byte2"]) {
+			t.Errorf("%s: round_up_bits controls missing: %v", c.ID, names)
 		}
 		if c.Op == "mxfp4_moe" && !names["act_round_none"] && !names["act_round_bfloat16"] {
 			t.Errorf("%s: no act_round control", c.ID)
@@ -284,5 +292,91 @@ func TestMXWeightDraw(t *testing.T) {
 		if string(pc) != string(dc[16*at:]) || string(ps) != string(ds[at:]) {
 			t.Errorf("%v: the draw at block %d is not the slice of the draw from 0", mode, at)
 		}
+	}
+}
+
+// TestMXQuantizeEdgeConventions: on stage6-mxfp4's edge-q-low-f32 two
+// quantizers written here from their sources pass: the exact rceil rule
+// (ops.md §9a: e = ceil(log2(amax/6)), byte 0 below 2^-127) and
+// triton_kernels' ROUND_UP ((bits(fl32(amax/6)) + 0x7FFFFF) & 0x7F800000,
+// byte 1 where the quotient is subnormal), each with float64 RNE elements
+// at its byte. One code off in a block both conventions agree on fails.
+// (Each output is judged alone, so triton's bytes beside the exact rule's
+// codes pass too: docs/spec.md §9a says so.)
+func TestMXQuantizeEdgeConventions(t *testing.T) {
+	r, err := manifests.LookupSuite("stage6-mxfp4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	m := buildTo(t, r, dir, Options{Jobs: 1, Splits: []string{manifests.SplitEdge}, Cases: []string{"edge-q-low-f32"}})
+	c := &m.Cases[0]
+	bdir := filepath.Join(dir, r.Name)
+	x, err := caseData{dir: bdir, c: c}.f32("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quantize := func(triton bool) (codes, scales []float64) {
+		for b := 0; b < len(x)/32; b++ {
+			blk := x[b*32 : (b+1)*32]
+			var amax float32
+			for _, v := range blk {
+				amax = max(amax, float32(math.Abs(float64(v))))
+			}
+			byt := 0
+			switch {
+			case triton:
+				byt = int((math.Float32bits(amax/6) + 0x7fffff) & 0x7f800000 >> 23)
+			case amax > 0:
+				// the smallest e with amax <= 6*2^e, clamped to the bytes
+				e := int(math.Ceil(math.Log2(float64(amax) / 6)))
+				for math.Ldexp(6, e) < float64(amax) {
+					e++
+				}
+				for math.Ldexp(6, e-1) >= float64(amax) {
+					e--
+				}
+				byt = min(max(e+127, 0), 254)
+			}
+			scales = append(scales, math.Ldexp(1, byt-127))
+			for _, v := range blk {
+				codes = append(codes, dtype.E2M1ToF64(dtype.E2M1FromF64(math.Ldexp(float64(v), 127-byt))))
+			}
+		}
+		return codes, scales
+	}
+	judge := func(name string, codes, scales []float64) bool {
+		ok := true
+		for _, o := range []struct {
+			name string
+			v    []float64
+		}{{"codes", codes}, {"scales", scales}} {
+			rep, err := JudgeOutput(bdir, c, o.name, o.v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			alt := rep.Checks[len(rep.Checks)-1]
+			t.Logf("%s %s: %s, %v of %d differing elements from the alternative, failed %v", name, o.name, rep.Status, alt.Observed, alt.Of, rep.Failed)
+			ok = ok && rep.Status == compare.Pass
+		}
+		return ok
+	}
+	ec, es := quantize(false)
+	tc, ts := quantize(true)
+	if !judge("exact rule", ec, es) || !judge("triton_kernels", tc, ts) {
+		t.Error("a quantizer of either convention was rejected")
+	}
+	if slices.Equal(ec, tc) {
+		t.Fatal("the conventions agree on every code: the case does not reach subnormal quotients")
+	}
+	off := slices.Clone(ec)
+	for i := range off {
+		if ec[i] == tc[i] && ec[i] > 0 && ec[i] < 6 {
+			off[i] = dtype.E2M1ToF64(dtype.E2M1FromF64(ec[i]) + 1)
+			break
+		}
+	}
+	if judge("one code off", off, es) {
+		t.Error("a code off by one passed")
 	}
 }

@@ -20,13 +20,38 @@ import (
 // ---- dsa_index_cache (docs/spec.md §8a) ----
 
 var _ = register(&op{
-	name:     "dsa_index_cache",
-	export:   exportSpec{flashinfer: "dsa_paged", ascend: "DsaIndexCache", axes: map[string][]string{"k": {"T", "DI"}, "slot_mapping": {"T"}, "index_cache": {"NB", "B_bytes"}, "index_cache_out": {"NB", "B_bytes"}}},
-	inputs:   []string{"k", "slot_mapping", "index_cache"},
-	outputs:  []output{{name: "index_cache_out", dtype: "uint8", tol: compare.Exact.WithBasis("exact/index_cache")}},
-	plan:     planDSAIndexCache,
-	controls: dsaIndexCacheControls,
+	name:      "dsa_index_cache",
+	export:    exportSpec{flashinfer: "dsa_paged", ascend: "DsaIndexCache", axes: map[string][]string{"k": {"T", "DI"}, "slot_mapping": {"T"}, "index_cache": {"NB", "B_bytes"}, "index_cache_out": {"NB", "B_bytes"}, dsaCacheAlt: {"NB", "B_bytes"}}},
+	inputs:    []string{"k", "slot_mapping", "index_cache"},
+	outputs:   []output{{name: "index_cache_out", dtype: "uint8", tol: compare.Exact.WithBasis("exact/index_cache")}},
+	aux:       []string{dsaCacheAlt},
+	plan:      planDSAIndexCache,
+	controls:  dsaIndexCacheControls,
+	tensorsOf: dsaIndexCacheTensors,
 })
+
+// dsaCacheAlt is the aux tensor of an fp32-scale index cache: the cache
+// with every code rounded once from the exact quotient k/sc
+// (golden.DSAIndexCacheOneRounding), which compare accepts code by code
+// beside the golden's float32-division codes (docs/spec.md §8a).
+const dsaCacheAlt = "index_cache_alt"
+
+// dsaCacheFP32 is the family of an fp32-scale index cache: bit-exact, or
+// the one-rounding code where the two conventions differ.
+var dsaCacheFP32 = compare.Exact.WithBasis("exact/index_cache/fp32_either_rounding").WithAlt(dsaCacheAlt, 1)
+
+// dsaIndexCacheTensors: fp32-scale cases add the alternative codes.
+func dsaIndexCacheTensors(raw json.RawMessage) (in, out, aux []string) {
+	var p struct {
+		ScaleFmt string `json:"scale_fmt"`
+	}
+	json.Unmarshal(raw, &p)
+	in, out = []string{"k", "slot_mapping", "index_cache"}, []string{"index_cache_out"}
+	if p.ScaleFmt == "fp32" {
+		aux = []string{dsaCacheAlt}
+	}
+	return in, out, aux
+}
 
 type dsaCacheParams struct {
 	T        int     `json:"t"`
@@ -56,7 +81,12 @@ func planDSAIndexCache(raw json.RawMessage) (*casePlan, error) {
 		return nil, errParams("t = %d tokens do not fit nb*64 = %d slots", p.T, p.NB*dsaPS)
 	}
 	bytes := int64(2*p.NB*golden.DSABlockBytes(p.DI)) + int64(p.T*(2*p.DI+4))
-	return &casePlan{params: canonical(p), dtype: "uint8", bytes: bytes, build: func(c *caseCtx) error { return buildDSAIndexCache(c, &p) }}, nil
+	pl := &casePlan{params: canonical(p), dtype: "uint8", bytes: bytes, build: func(c *caseCtx) error { return buildDSAIndexCache(c, &p) }}
+	if p.ScaleFmt == "fp32" {
+		pl.bytes += int64(p.NB * golden.DSABlockBytes(p.DI))
+		pl.family = func(out string) (compare.Family, bool) { return dsaCacheFP32, out == "index_cache_out" }
+	}
+	return pl, nil
 }
 
 func buildDSAIndexCache(c *caseCtx, p *dsaCacheParams) error {
@@ -77,10 +107,33 @@ func buildDSAIndexCache(c *caseCtx, p *dsaCacheParams) error {
 	if err := c.writeBytes(tensorSpec{name: "index_cache", role: roleInput, dtype: "uint8", shape: shape}, cache); err != nil {
 		return err
 	}
-	if err := golden.DSAIndexCache(cache, k.vals, sm, cache, golden.DSACacheDims{T: p.T, DI: p.DI, NB: p.NB}, f); err != nil {
+	dims := golden.DSACacheDims{T: p.T, DI: p.DI, NB: p.NB}
+	var alt []byte
+	if f == golden.DSAScaleFP32 {
+		alt = make([]byte, len(cache))
+		if err := golden.DSAIndexCacheOneRounding(alt, k.vals, sm, cache, dims, f); err != nil {
+			return err
+		}
+	}
+	if err := golden.DSAIndexCache(cache, k.vals, sm, cache, dims, f); err != nil {
 		return err
 	}
-	return c.writeBytes(tensorSpec{name: "index_cache_out", role: roleGolden, dtype: "uint8", shape: shape}, cache)
+	if alt != nil {
+		n := 0
+		for i := range alt {
+			if alt[i] != cache[i] {
+				n++
+			}
+		}
+		c.setInfo("one_rounding_codes", n) // codes where the alternative differs
+	}
+	if err := c.writeBytes(tensorSpec{name: "index_cache_out", role: roleGolden, dtype: "uint8", shape: shape}, cache); err != nil {
+		return err
+	}
+	if alt == nil {
+		return nil
+	}
+	return c.writeBytes(tensorSpec{name: dsaCacheAlt, role: roleAux, dtype: "uint8", shape: shape}, alt)
 }
 
 func dsaIndexCacheControls(d caseData) ([]Control, error) {
@@ -154,7 +207,62 @@ func dsaIndexCacheControls(d caseData) ([]Control, error) {
 			return nil, err
 		}
 	}
-	return append(ctl, zeros(d, "index_cache_out")), nil
+	ctl = append(ctl, zeros(d, "index_cache_out"))
+	return dsaCacheCodeControls(d, f, ctl)
+}
+
+// dsaCacheCodeControls adds the rounding-convention controls: a written
+// code off by one where both conventions agree must fail; on fp32-scale
+// caches the one-rounding cache (the alternative) must pass, and a code
+// where the conventions differ set to neither must fail.
+func dsaCacheCodeControls(d caseData, f golden.DSAScaleFmt, ctl []Control) ([]Control, error) {
+	want, _, err := d.floats("index_cache_out")
+	if err != nil {
+		return nil, err
+	}
+	in, _, err := d.floats("index_cache")
+	if err != nil {
+		return nil, err
+	}
+	alt := want
+	if f == golden.DSAScaleFP32 {
+		if alt, _, err = d.floats(dsaCacheAlt); err != nil {
+			return nil, err
+		}
+	}
+	// bump moves byte i one code away from the golden (0x7e for a NaN
+	// canary, so the result stays a finite code).
+	bump := func(v []float64, i int) []float64 {
+		v = slices.Clone(v)
+		if v[i] >= 0x7e && v[i] != 0x80 {
+			v[i]--
+		} else {
+			v[i]++
+		}
+		return v
+	}
+	agree, differ := -1, -1
+	for i := range want {
+		switch {
+		case alt[i] != want[i] && differ < 0:
+			differ = i
+		case alt[i] == want[i] && want[i] != in[i] && agree < 0:
+			agree = i // a written byte both conventions share
+		}
+	}
+	if agree >= 0 {
+		ctl = append(ctl, Control{Name: "one_code_off", Note: "one written byte off by one code where both roundings agree", Outputs: []ControlOutput{d.output("index_cache_out", bump(want, agree))}})
+	}
+	if f != golden.DSAScaleFP32 {
+		return ctl, nil
+	}
+	ctl = append(ctl, Control{Name: "one_rounding", Pass: true, Note: "codes rounded once from the exact k/sc (ops.md's literal form), not from fl32(k/sc)", Outputs: []ControlOutput{d.output("index_cache_out", slices.Clone(alt))}})
+	if differ >= 0 {
+		v := slices.Clone(alt)
+		v[differ] = 2*alt[differ] - want[differ] // the code beyond the one-rounding one
+		ctl = append(ctl, Control{Name: "neither_rounding", Note: "one code that differs between the roundings set to neither", Outputs: []ControlOutput{d.output("index_cache_out", v)}})
+	}
+	return ctl, nil
 }
 
 // ---- dsa_indexer (docs/spec.md §8b) ----
@@ -212,7 +320,7 @@ type dsaIndexerParams struct {
 	QueryLens []int `json:"query_lens,omitempty"`
 }
 
-const dsaRaggedCanaries = 64 // NaN kv rows past every window
+const dsaRaggedCanaries = 64 // NaN kv rows after the last sequence's window (docs/spec.md §8b)
 
 func planDSAIndexer(raw json.RawMessage) (*casePlan, error) {
 	p := dsaIndexerParams{Layout: "paged", HI: 64, DI: 128, K: 2048, ScaleFmt: "ue8m0", LogitsDType: "float32"}

@@ -32,8 +32,42 @@ var _ = register(&op{
 	export:  exportSpec{flashinfer: "mxfp4_quant", ascend: "Mxfp4Quantize"},
 	inputs:  []string{"x"},
 	outputs: []output{{name: "codes", dtype: dtE2M1, tol: compare.MXValue}, {name: "scales", dtype: dtE8M0, tol: compare.MXScale}},
-	plan:    planMXQuantize, controls: mxQuantizeControls, mask: mxScaleMask,
+	aux:     []string{mxCodesAlt, mxScalesAlt},
+	plan:    planMXQuantize, controls: mxQuantizeControls, mask: mxScaleMask, tensorsOf: mxQuantizeTensors,
 })
+
+// The accepted alternative of rceil quantize cases that reach float32
+// subnormal quotients amax/6 (exp_lo <= mxAltExpLo): triton_kernels'
+// ROUND_UP byte 1 where the exact rule gives 0, with the codes of x*2^126
+// (golden.MXFP4QuantizeRoundUpBits; docs/spec.md §9a). Codes are accepted
+// block by block (all 32 or none), scale bytes one by one.
+const (
+	mxCodesAlt  = "codes_alt"
+	mxScalesAlt = "scales_alt"
+	mxAltExpLo  = -100
+)
+
+// mxQuantAlt reports whether a quantize case carries the alternative:
+// rceil with blocks scaled down to 2^exp_lo <= 2^-100. Blocks of normals
+// scaled by 2^u >= 2^-100 stay far above 6*2^-127; a case without the
+// alternative whose golden nonetheless reaches such a block is refused
+// when it is built.
+func mxQuantAlt(p mxQuantParams) bool {
+	return p.Mode == "rceil" && p.ExpLo != nil && *p.ExpLo <= mxAltExpLo
+}
+
+// mxQuantizeTensors: alternative cases add codes_alt and scales_alt.
+func mxQuantizeTensors(raw json.RawMessage) (in, out, aux []string) {
+	var p mxQuantParams
+	json.Unmarshal(raw, &p)
+	if p.Mode == "" {
+		p.Mode = "rceil"
+	}
+	if mxQuantAlt(p) {
+		aux = []string{mxCodesAlt, mxScalesAlt}
+	}
+	return []string{"x"}, []string{"codes", "scales"}, aux
+}
 
 var _ = register(&op{
 	name:    "mxfp4_dequantize",
@@ -287,8 +321,26 @@ func planMXQuantize(raw json.RawMessage) (*casePlan, error) {
 	}
 	n := int64(p.Rows) * int64(p.K)
 	bytes := n*dtypeSize(p.DType) + n/2 + n/32
-	return &casePlan{params: canonical(p), dtype: p.DType, bytes: bytes, family: strictTune(p.Strict, "codes"),
-		build: func(c *caseCtx) error { return buildMXQuantize(c, p) }}, nil
+	pl := &casePlan{params: canonical(p), dtype: p.DType, bytes: bytes, family: strictTune(p.Strict, "codes"),
+		build: func(c *caseCtx) error { return buildMXQuantize(c, p) }}
+	if mxQuantAlt(p) {
+		pl.bytes += n/2 + n/32
+		strict := pl.family
+		pl.family = func(out string) (compare.Family, bool) {
+			switch out {
+			case "codes":
+				f := compare.MXValue
+				if strict != nil {
+					f, _ = strict(out)
+				}
+				return f.WithAlt(mxCodesAlt, golden.MXBlock), true
+			case "scales":
+				return compare.MXScale.WithAlt(mxScalesAlt, 1), true
+			}
+			return compare.Family{}, false
+		}
+	}
+	return pl, nil
 }
 
 // mxQuantInput draws x [rows, k]: N(0, 1) values, a CoarseFrac of them
@@ -349,10 +401,38 @@ func buildMXQuantize(c *caseCtx, p mxQuantParams) error {
 		c.setInfo("edge_scale_bytes", hist)
 		c.setInfo("scale_convention", edgeConvention)
 	}
+	var altCodes, altScales []byte
+	if mode == golden.ScaleRceil {
+		altCodes, altScales = make([]byte, len(codes)), make([]byte, len(scales))
+		if err := golden.MXFP4QuantizeRoundUpBits(altCodes, altScales, x.vals, p.Rows, p.K); err != nil {
+			return err
+		}
+		n := 0
+		for i := range scales {
+			if altScales[i] != scales[i] {
+				n++
+			}
+		}
+		switch {
+		case mxQuantAlt(p):
+			c.setInfo("round_up_bits_blocks", n) // blocks where triton_kernels' byte 1 is accepted beside 0
+		case n > 0:
+			return errParams("%d blocks have amax <= 6*2^-127, where triton_kernels' rceil byte (1) differs from the exact rule's (0); such cases carry the accepted alternative only with exp_lo <= %d", n, mxAltExpLo)
+		}
+	}
 	if err := c.writeBytes(tensorSpec{name: "codes", role: roleGolden, dtype: dtE2M1, shape: shape2(p.Rows, p.K/2)}, codes); err != nil {
 		return err
 	}
-	return c.writeBytes(tensorSpec{name: "scales", role: roleGolden, dtype: dtE8M0, shape: shape2(p.Rows, p.K/golden.MXBlock)}, scales)
+	if err := c.writeBytes(tensorSpec{name: "scales", role: roleGolden, dtype: dtE8M0, shape: shape2(p.Rows, p.K/golden.MXBlock)}, scales); err != nil {
+		return err
+	}
+	if !mxQuantAlt(p) {
+		return nil
+	}
+	if err := c.writeBytes(tensorSpec{name: mxCodesAlt, role: roleAux, dtype: dtE2M1, shape: shape2(p.Rows, p.K/2)}, altCodes); err != nil {
+		return err
+	}
+	return c.writeBytes(tensorSpec{name: mxScalesAlt, role: roleAux, dtype: dtE8M0, shape: shape2(p.Rows, p.K/golden.MXBlock)}, altScales)
 }
 
 func mxQuantizeControls(d caseData) ([]Control, error) {
@@ -446,6 +526,52 @@ func mxQuantizeControls(d caseData) ([]Control, error) {
 		if err := add(quant(st.name, st.note, st.pass, st.f)); err != nil {
 			return nil, err
 		}
+	}
+	if !mxQuantAlt(p) {
+		return ctl, nil
+	}
+	return mxRoundUpBitsControls(d, ctl, gc, gs)
+}
+
+// mxRoundUpBitsControls: triton_kernels' rceil (byte 1 and the codes of
+// x*2^126 in the subnormal-quotient blocks) must pass; a differing block
+// with one code from each convention, or a scale byte of neither, must
+// fail.
+func mxRoundUpBitsControls(d caseData, ctl []Control, gc, gs []byte) ([]Control, error) {
+	ac, err := d.raw(mxCodesAlt)
+	if err != nil {
+		return nil, err
+	}
+	as, err := d.raw(mxScalesAlt)
+	if err != nil {
+		return nil, err
+	}
+	out := func(name, note string, pass bool, codes, scales []byte) Control {
+		return Control{Name: name, Pass: pass, Note: note, Outputs: []ControlOutput{
+			d.output("codes", codeValues(codes)), d.output("scales", byteValues(scales, dtype.Float8E8M0))}}
+	}
+	ctl = append(ctl, out("round_up_bits", "triton_kernels' rceil: byte 1 and the codes of x*2^126 where amax <= 6*2^-127", true, ac, as))
+	for b := range gs {
+		if as[b] == gs[b] || allZeroBlock(gc, b) {
+			continue
+		}
+		// a graded block where the conventions differ
+		var diff []int
+		for i := b * golden.MXBlock / 2; i < (b+1)*golden.MXBlock/2; i++ {
+			if gc[i]&0x77 != ac[i]&0x77 {
+				diff = append(diff, i)
+			}
+		}
+		if len(diff) < 2 {
+			continue // mixing needs two differing code bytes
+		}
+		c := append([]byte(nil), ac...)
+		c[diff[0]] = gc[diff[0]] // one byte (two codes) from the exact rule, the rest triton's
+		ctl = append(ctl, out("round_up_bits_mixed_block", "one block's codes taken partly from each convention", false, c, as))
+		s := append([]byte(nil), as...)
+		s[b] = 2
+		ctl = append(ctl, out("round_up_bits_byte2", "byte 2 in a block where the conventions give 0 and 1", false, ac, s))
+		break
 	}
 	return ctl, nil
 }

@@ -79,6 +79,7 @@ the numbers filled in):
                        --custom-output-len -1 --num-prompts N --no-oversample --disable-shuffle
                        --ignore-eos --temperature 0 --save-result --save-detailed
                        --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,90,99
+                       --metadata workload_digest=DIGEST (the manifest's; serving check compares it)
   batch.chat.jsonl   OpenAI batch lines for /v1/chat/completions (user message = prompt before
                      the template; vLLM applies it with enable_thinking per build; the no-chat
                      subsets are left out and listed in the manifest):
