@@ -26,6 +26,7 @@ const oneRecipe = `{
   {"id": "sm", "op": "softmax", "split": "public", "params": {"m": 9, "n": 300, "dtype": "float16", "outlier_rows": 3}},
   {"id": "rc", "op": "reshape_and_cache", "split": "public", "params": {"t": 10, "hkv": 1, "d": 8, "bs": 4, "nb": 5, "dtype": "bfloat16", "skip_frac": 0.3}},
   {"id": "pa", "op": "paged_attention", "split": "public", "params": {"hq": 8, "hkv": 2, "d": 16, "bs": 4, "dtype": "bfloat16", "context_lens": [4, 5, 1, 13]}},
+  {"id": "ua", "op": "unified_attention", "split": "public", "params": {"hq": 4, "hkv": 1, "d": 8, "bs": 4, "dtype": "bfloat16", "graph_pad": true, "rows": [{"q_len": 1, "context": 9}, {"q_len": 3, "context": 7}, {"q_len": 5, "context": 13}]}},
   {"id": "quest", "op": "quest", "split": "public", "params": {"hq": 4, "hkv": 2, "d": 8, "bs": 4, "dtype": "float16", "context_lens": [16, 24], "k": 3}},
   {"id": "ic", "op": "dsa_index_cache", "split": "public", "params": {"t": 70, "di": 16, "nb": 3, "skip_frac": 0.2}},
   {"id": "bh", "op": "block_header", "split": "public", "params": {"seq_lens": [130, 64, 65], "extra_blocks": 2, "shuffle": true}},
@@ -406,7 +407,7 @@ func TestFlashInferTraceShape(t *testing.T) {
 			}
 		}
 	}
-	if lines != 8 || len(defs) != 8 {
-		t.Fatalf("%d workloads, %d definitions; want 8 and 8", lines, len(defs))
+	if lines != 9 || len(defs) != 9 {
+		t.Fatalf("%d workloads, %d definitions; want 9 and 9", lines, len(defs))
 	}
 }
