@@ -78,6 +78,13 @@ type Result struct {
 	StartTimes []float64   `json:"-"` // seconds (vLLM only)
 	Errors     []string    `json:"-"`
 	CustomIDs  []string    `json:"-"` // run_vllm_offline.py only
+	// Texts are the generated texts (vLLM --save-detailed and SGLang
+	// --output-details generated_texts; run_vllm_offline.py requests[].text
+	// when the script wrote it); nil when not recorded.
+	Texts []string `json:"-"`
+	// TokenIDs are the generated token ids (run_vllm_offline.py
+	// requests[].output_token_ids when written); nil when not recorded.
+	TokenIDs [][]int `json:"-"`
 
 	// Summary holds the recorded summary statistics, e.g. "p99_ttft_ms".
 	Summary map[string]float64 `json:"-"`
@@ -372,18 +379,42 @@ func parseRun(m map[string]json.RawMessage) (*Result, error) {
 			CustomID     *string `json:"custom_id"`
 			PromptTokens *int    `json:"prompt_tokens"`
 			OutputTokens *int    `json:"output_tokens"`
+			Text         *string `json:"text"`
+			TokenIDs     []int   `json:"output_token_ids"`
 		}
 		if err := json.Unmarshal(m["requests"], &reqs); err != nil {
 			f.fail("requests", "want a list of {custom_id, prompt_tokens, output_tokens}", err)
 			break
 		}
 		r.InputLens, r.OutputLens, r.CustomIDs = make([]int, len(reqs)), make([]int, len(reqs)), make([]string, len(reqs))
+		withText := 0
+		for _, q := range reqs {
+			if q.Text != nil {
+				withText++
+			}
+		}
+		if withText != 0 && withText != len(reqs) {
+			f.fail("requests", "text present in some requests only", fmt.Errorf("%d of %d", withText, len(reqs)))
+			break
+		}
 		for i, q := range reqs {
 			if q.CustomID == nil || q.PromptTokens == nil || q.OutputTokens == nil || *q.PromptTokens < 0 || *q.OutputTokens < 0 {
 				f.fail(fmt.Sprintf("requests[%d]", i), "want custom_id and non-negative prompt_tokens, output_tokens", fmt.Errorf("missing or negative"))
 				break
 			}
 			r.CustomIDs[i], r.InputLens[i], r.OutputLens[i] = *q.CustomID, *q.PromptTokens, *q.OutputTokens
+			if q.Text != nil {
+				if r.Texts == nil {
+					r.Texts = make([]string, len(reqs))
+				}
+				r.Texts[i] = *q.Text
+			}
+			if q.TokenIDs != nil {
+				if r.TokenIDs == nil {
+					r.TokenIDs = make([][]int, len(reqs))
+				}
+				r.TokenIDs[i] = q.TokenIDs
+			}
 		}
 	case SGLangOffline:
 		r.Label = "sglang offline " + r.Recorded["backend"]
@@ -426,6 +457,7 @@ func (r *Result) checkShapes() error {
 		{"start_times", len(r.StartTimes), r.StartTimes == nil},
 		{"errors", len(r.Errors), r.Errors == nil},
 		{"custom_ids", len(r.CustomIDs), r.CustomIDs == nil},
+		{"generated_texts", len(r.Texts), r.Texts == nil},
 	}
 	for _, l := range lists {
 		if l.nil {
@@ -534,6 +566,7 @@ func (r *Result) readServeFields(f *fields, totalThroughputKey string) {
 	r.TTFTs = f.floats("ttfts")
 	r.ITLs = f.floatLists("itls")
 	r.Errors = f.strings("errors")
+	r.Texts = f.strings("generated_texts")
 }
 
 // readTokenTotals reads the input and output token totals (-1: not
