@@ -102,13 +102,16 @@ func truthOf(r *longbench.Record) Truth {
 // RequestScore is one prompt's score in [0, 1] (v2: 1 when the extracted
 // choice is the answer).
 type RequestScore struct {
-	CustomID string  `json:"custom_id"`
-	Subset   string  `json:"subset"`
-	Index    int     `json:"index"`  // workload prompt index
-	Ran      bool    `json:"ran"`    // the result has this prompt
-	Failed   bool    `json:"failed"` // the request failed (scored on its empty text)
-	Score    float64 `json:"score"`
-	Choice   string  `json:"choice,omitempty"` // v2's extracted letter
+	CustomID string `json:"custom_id"`
+	Subset   string `json:"subset"`
+	Index    int    `json:"index"`  // workload prompt index
+	Ran      bool   `json:"ran"`    // the result has this prompt
+	Failed   bool   `json:"failed"` // the request failed (scored on its empty text)
+	// Skipped: v2 output "" (pred.py does `if output == '': continue`, so
+	// LongBench leaves the record out of its accuracy).
+	Skipped bool    `json:"skipped,omitempty"`
+	Score   float64 `json:"score"`
+	Choice  string  `json:"choice,omitempty"` // v2's extracted letter
 }
 
 // BucketScore is a score over one length (or difficulty) bucket.
@@ -144,12 +147,14 @@ type ScoreReport struct {
 	Overall  Num            `json:"overall"` // mean of the supported subsets' scores
 	Requests []RequestScore `json:"requests"`
 	Notes    []string       `json:"notes"`
+	entry    []int          // workload prompt of each result entry
 }
 
 // match maps each result entry to a workload prompt: by custom_id when the
 // file names them, else in order (N entries), else by the prompt length
 // when the producer shuffles and every prompt length is distinct.
-func match(w *Workload, g *Generations, inputLens []int) ([]int, string, error) {
+func match(w *Workload, g *Generations) ([]int, string, error) {
+	inputLens := g.InputLens
 	n := len(g.Texts)
 	out := make([]int, n)
 	switch {
@@ -202,16 +207,16 @@ func match(w *Workload, g *Generations, inputLens []int) ([]int, string, error) 
 
 // Score scores one run's texts against the workload's LongBench answers as
 // LongBench's eval.py (v1) and result.py (v2) do; see doc.go "Score".
-func Score(w *Workload, truths []Truth, g *Generations, inputLens []int) (*ScoreReport, error) {
+func Score(w *Workload, truths []Truth, g *Generations) (*ScoreReport, error) {
 	if len(truths) != w.N() {
 		return nil, fmt.Errorf("%w: %d truths for %d prompts", ErrScore, len(truths), w.N())
 	}
-	idx, how, err := match(w, g, inputLens)
+	idx, how, err := match(w, g)
 	if err != nil {
 		return nil, err
 	}
 	rep := &ScoreReport{Result: g.Path, Format: g.Format, Label: g.Label, Workload: w.Dir, Digest: w.Digest, Version: w.Version,
-		Matched: how, Subsets: []SubsetScore{}, Requests: make([]RequestScore, w.N()), Notes: []string{}}
+		Matched: how, Subsets: []SubsetScore{}, Requests: make([]RequestScore, w.N()), Notes: []string{}, entry: idx}
 	for i, p := range w.Prompts {
 		rep.Requests[i] = RequestScore{CustomID: p.CustomID, Subset: p.Subset, Index: i}
 	}
@@ -273,7 +278,13 @@ func scoreSubset(s *SubsetScore, v2 bool, truths []Truth, text []string, reqs []
 		type acc struct{ n, ok int }
 		var all acc
 		b := map[string]*acc{"easy": {}, "hard": {}, "short": {}, "medium": {}, "long": {}}
+		skipped := 0
 		for _, i := range s.idx {
+			if text[i] == "" {
+				reqs[i].Skipped = true
+				skipped++
+				continue
+			}
 			c := ExtractChoice(text[i])
 			ok := 0
 			if c != "" && c == truths[i].Answers[0] {
@@ -301,6 +312,7 @@ func scoreSubset(s *SubsetScore, v2 bool, truths []Truth, text []string, reqs []
 			return Num(pyRound(100*float64(a.ok)/float64(a.n), 1))
 		}
 		s.Score = pct(all)
+		s.N -= skipped
 		for _, k := range []string{"easy", "hard", "short", "medium", "long"} {
 			s.Buckets = append(s.Buckets, BucketScore{Bucket: k, N: b[k].n, Score: pct(*b[k])})
 		}
@@ -398,4 +410,26 @@ func metricScore(m Metric, pred, gt string, allClasses []string) (float64, error
 		return CodeSimScore(pred, gt), nil
 	}
 	return 0, fmt.Errorf("metric %s not implemented", m)
+}
+
+// ScoreRun reads a result's texts and scores them (see Score); dataDir
+// holds the LongBench files (default: the manifest's data_dir).
+func ScoreRun(ctx context.Context, w *Workload, dataDir, result string, run int) (*ScoreReport, *Generations, error) {
+	g, err := ReadGenerations(result, run)
+	if err != nil {
+		return nil, nil, err
+	}
+	if dataDir == "" {
+		dataDir = w.DataDir
+	}
+	truths, notes, err := LoadTruths(ctx, w, dataDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, err := Score(w, truths, g)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", result, err)
+	}
+	rep.Notes = append(rep.Notes, notes...)
+	return rep, g, nil
 }

@@ -28,6 +28,9 @@ type Generations struct {
 	// TokenIDs are the generated token ids when the file records them.
 	TokenIDs [][]int
 	Errors   []string // "" for a success; nil when not recorded
+	// InputLens are the per-request prompt lengths when recorded (used to
+	// match a shuffled SGLang run to the prompts).
+	InputLens []int
 	// Temperature is the sampling temperature the file or its producer
 	// records ("" when unknown).
 	Temperature string
@@ -79,7 +82,7 @@ func ParseGenerations(b []byte, run int) (*Generations, error) {
 		}[r.Format]
 		return nil, fmt.Errorf("%w: %s", ErrNoTexts, what)
 	}
-	g := &Generations{Format: r.Format, Label: r.Label, Texts: r.Texts, CustomIDs: r.CustomIDs, TokenIDs: r.TokenIDs, Errors: r.Errors}
+	g := &Generations{Format: r.Format, Label: r.Label, Texts: r.Texts, CustomIDs: r.CustomIDs, TokenIDs: r.TokenIDs, Errors: r.Errors, InputLens: r.InputLens}
 	switch r.Format {
 	case VLLMServe:
 		g.Temperature = r.Recorded["temperature"] // a --metadata key, when given
