@@ -122,6 +122,9 @@ func ReadResult(path string, run int) (*Result, error) {
 // ParseResult parses result bytes: one JSON object, or several appended
 // (JSONL, vLLM --append-result).
 func ParseResult(b []byte, run int) (*Result, error) {
+	if isRunBatch(b) {
+		return nil, fmt.Errorf("%w: vllm run-batch output (one line per custom_id) records no timings or run totals to check or report; serving score reads its texts", ErrResult)
+	}
 	dec := json.NewDecoder(bytes.NewReader(pythonJSON(b)))
 	dec.UseNumber()
 	var runs []map[string]json.RawMessage

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 
@@ -420,7 +421,17 @@ func ScoreRun(ctx context.Context, w *Workload, dataDir, result string, run int)
 		return nil, nil, err
 	}
 	if dataDir == "" {
+		// longbench build records --data as given: relative to where it ran,
+		// else (a moved workload) to the manifest's directory.
 		dataDir = w.DataDir
+		if _, err := os.Stat(dataDir); err != nil && !filepath.IsAbs(dataDir) && w.Dir != "" {
+			if _, err2 := os.Stat(filepath.Join(w.Dir, dataDir)); err2 == nil {
+				dataDir = filepath.Join(w.Dir, dataDir)
+			}
+		}
+		if dataDir == "" {
+			return nil, nil, fmt.Errorf("%w: the manifest records no data_dir; give the LongBench data directory (--data)", ErrScore)
+		}
 	}
 	truths, notes, err := LoadTruths(ctx, w, dataDir)
 	if err != nil {
