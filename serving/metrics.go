@@ -332,9 +332,24 @@ func rougeWords(sentences []string) []string {
 // all pairs; f = 2 (p r) / (p + r + 1e-8). An empty hypothesis or reference
 // (no sentence) raises in the package and LongBench returns 0.0.
 func RougeL(pred, truth string) float64 {
+	v, _ := rougeL(pred, truth)
+	return v
+}
+
+// maxRougeCells bounds one sentence pair's LCS table (32 Mi cells, 128 MiB):
+// the package's dict table would need gigabytes there, and its recursive
+// reconstruction would overflow Python's stack long before.
+const maxRougeCells = 1 << 25
+
+// rougeL also returns the longest LCS walk over the sentence pairs: the
+// package reconstructs recursively, one Python frame per step, so a walk
+// near Python's recursion limit (1000 frames) raises RecursionError, which
+// metrics.py's bare except turns into 0.0. The walk is -1 when a pair
+// exceeds maxRougeCells (scored 0 here).
+func rougeL(pred, truth string) (float64, int) {
 	hyp, ref := rougeSentences(pred), rougeSentences(truth)
 	if len(hyp) == 0 || len(ref) == 0 {
-		return 0
+		return 0, 0
 	}
 	distinct := func(ws []string) int {
 		set := map[string]bool{}
@@ -346,10 +361,17 @@ func RougeL(pred, truth string) float64 {
 	m := distinct(rougeWords(ref))
 	n := distinct(rougeWords(hyp))
 	union := map[string]bool{}
+	walk := 0
 	for _, r := range ref {
 		rw := strings.Split(r, " ")
 		for _, h := range hyp {
-			for _, w := range reconLCS(rw, strings.Split(h, " ")) {
+			hw := strings.Split(h, " ")
+			if (len(rw)+1)*(len(hw)+1) > maxRougeCells {
+				return 0, -1
+			}
+			words, steps := reconLCS(rw, hw)
+			walk = max(walk, steps)
+			for _, w := range words {
 				union[w] = true
 			}
 		}
@@ -357,13 +379,13 @@ func RougeL(pred, truth string) float64 {
 	llcs := float64(len(union))
 	r := llcs / float64(m)
 	p := llcs / float64(n)
-	return 2.0 * ((p * r) / (p + r + 1e-8))
+	return 2.0 * ((p * r) / (p + r + 1e-8)), walk
 }
 
 // reconLCS is rouge_score._recon_lcs: the words of one LCS of x and y,
 // walking back from (len x, len y) and preferring j-1 unless table[i-1][j] >
 // table[i][j-1].
-func reconLCS(x, y []string) []string {
+func reconLCS(x, y []string) ([]string, int) {
 	n, m := len(x), len(y)
 	t := make([][]int32, n+1)
 	for i := range t {
@@ -379,7 +401,8 @@ func reconLCS(x, y []string) []string {
 		}
 	}
 	var out []string
-	for i, j := n, m; i > 0 && j > 0; {
+	steps := 1 // the call that reaches i == 0 or j == 0
+	for i, j := n, m; i > 0 && j > 0; steps++ {
 		switch {
 		case x[i-1] == y[j-1]:
 			out = append(out, x[i-1])
@@ -390,7 +413,7 @@ func reconLCS(x, y []string) []string {
 			j--
 		}
 	}
-	return out
+	return out, steps
 }
 
 var (

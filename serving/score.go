@@ -129,6 +129,7 @@ type SubsetScore struct {
 	N           int           `json:"n"` // prompts scored
 	Score       Num           `json:"score"`
 	Unsupported string        `json:"unsupported,omitempty"`
+	Notes       []string      `json:"notes,omitempty"`
 	Buckets     []BucketScore `json:"buckets"`
 	idx         []int         // prompt indices, workload order
 }
@@ -333,6 +334,7 @@ func scoreSubset(s *SubsetScore, v2 bool, truths []Truth, text []string, reqs []
 	base := baseSubset(s.Subset)
 	total := 0.0
 	buckets := map[string][]float64{}
+	deep, huge := 0, 0
 	for _, i := range s.idx {
 		pred := text[i]
 		if firstLineSubsets[base] {
@@ -340,6 +342,14 @@ func scoreSubset(s *SubsetScore, v2 bool, truths []Truth, text []string, reqs []
 		}
 		score := 0.0
 		for _, gt := range truths[i].Answers {
+			if m == MetricRouge {
+				switch _, walk := rougeL(pred, gt); {
+				case walk < 0:
+					huge++
+				case walk > rougeRecursionWarn:
+					deep++
+				}
+			}
 			v, err := metricScore(m, pred, gt, truths[i].AllClasses)
 			if err != nil {
 				return fmt.Errorf("%w: %s prompt %q: %v", ErrScore, s.Subset, reqs[i].CustomID, err)
@@ -361,6 +371,12 @@ func scoreSubset(s *SubsetScore, v2 bool, truths []Truth, text []string, reqs []
 		}
 	}
 	s.Score = Num(pyRound(100*total/float64(s.N), 2))
+	if deep > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d (prediction, answer) pairs need an LCS walk over %d steps: the rouge package reconstructs it recursively and LongBench (Python's recursion limit 1000, bare except) would likely score them 0.0; goldset scores the LCS", deep, rougeRecursionWarn))
+	}
+	if huge > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d (prediction, answer) pairs have a sentence pair over %d LCS cells and were scored 0 (LongBench's rouge would fail on them too)", huge, maxRougeCells))
+	}
 	for _, k := range []string{"0-4k", "4-8k", "8k+"} {
 		v := buckets[k]
 		bs := BucketScore{Bucket: k, N: len(v), Score: nan}
@@ -373,6 +389,11 @@ func scoreSubset(s *SubsetScore, v2 bool, truths []Truth, text []string, reqs []
 	}
 	return nil
 }
+
+// rougeRecursionWarn is the LCS walk above which LongBench's rouge is
+// likely to hit Python's recursion limit (1000 frames, some used by the
+// callers).
+const rougeRecursionWarn = 950
 
 // predFirstLine is prediction.lstrip('\n').split('\n')[0].
 func predFirstLine(s string) string {
