@@ -197,8 +197,8 @@
 // the workload. ReadGenerations reads what a run generated: vLLM bench serve
 // --save-detailed and SGLang bench_serving --output-details generated_texts
 // (one per request, "" for a failed one), run_vllm_offline.py's
-// requests[].text and requests[].output_token_ids (when the script wrote
-// them; the one on main writes neither, so it is refused with ErrNoTexts),
+// requests[].text and requests[].output_token_ids (written since issue 28; an
+// older script's output has neither and is refused with ErrNoTexts),
 // and `vllm run-batch` output (vllm-project/vllm
 // vllm/entrypoints/openai/run_batch.py @
 // 0056ae7b2144abbc7b4916a43491c154567e0b76: one BatchRequestOutput line

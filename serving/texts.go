@@ -78,7 +78,7 @@ func ParseGenerations(b []byte, run int) (*Generations, error) {
 			SGLangServe:    "sglang.bench_serving writes generated_texts only with --output-details",
 			VLLMThroughput: "vllm bench throughput records no texts",
 			SGLangOffline:  "sglang.bench_offline_throughput records no texts",
-			GoldsetOffline: "this run_vllm_offline.py wrote no requests[].text (rebuild the workload with a goldset that writes them)",
+			GoldsetOffline: "this run_vllm_offline.py predates requests[].text (rebuild the workload with a current goldset and rerun it)",
 		}[r.Format]
 		return nil, fmt.Errorf("%w: %s", ErrNoTexts, what)
 	}
