@@ -99,6 +99,20 @@ func (r *Result) Detailed() bool { return r.InputLens != nil }
 // ReadResult reads run `run` of a result file (negative counts from the end:
 // -1 is the last run appended).
 func ReadResult(path string, run int) (*Result, error) {
+	b, err := readResultFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := ParseResult(b, run)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r.Path = path
+	return r, nil
+}
+
+// readResultFile reads a result file of at most maxResultBytes.
+func readResultFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrResult, err)
@@ -111,12 +125,7 @@ func ReadResult(path string, run int) (*Result, error) {
 	if len(b) > maxResultBytes {
 		return nil, fmt.Errorf("%w: %s: larger than %d bytes", ErrResult, path, maxResultBytes)
 	}
-	r, err := ParseResult(b, run)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	r.Path = path
-	return r, nil
+	return b, nil
 }
 
 // ParseResult parses result bytes: one JSON object, or several appended

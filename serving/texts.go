@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 )
 
 // VLLMRunBatch is `vllm run-batch -o F`'s output (read only by score: the
@@ -43,17 +42,9 @@ type Generations struct {
 // vLLM bench serve --save-detailed, SGLang bench_serving --output-details,
 // run_vllm_offline.py (with requests[].text) or vllm run-batch output.
 func ReadGenerations(path string, run int) (*Generations, error) {
-	f, err := os.Open(path)
+	b, err := readResultFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrResult, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxResultBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrResult, path, err)
-	}
-	if len(b) > maxResultBytes {
-		return nil, fmt.Errorf("%w: %s: larger than %d bytes", ErrResult, path, maxResultBytes)
+		return nil, err
 	}
 	g, err := ParseGenerations(b, run)
 	if err != nil {
