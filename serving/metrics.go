@@ -21,16 +21,16 @@ import (
 type Metric string
 
 const (
-	MetricQAF1          Metric = "qa_f1_score"
-	MetricQAF1Zh        Metric = "qa_f1_zh_score" // jieba: unsupported
-	MetricRouge         Metric = "rouge_score"
-	MetricRougeZh       Metric = "rouge_zh_score" // jieba: unsupported
-	MetricClassify      Metric = "classification_score"
-	MetricRetrieval     Metric = "retrieval_score"
-	MetricRetrievalZh   Metric = "retrieval_zh_score"
-	MetricCount         Metric = "count_score"
-	MetricCodeSim       Metric = "code_sim_score"
-	MetricMultipleChoce Metric = "longbench_v2_choice" // v2: extract_answer(response) == answer
+	MetricQAF1           Metric = "qa_f1_score"
+	MetricQAF1Zh         Metric = "qa_f1_zh_score" // jieba: unsupported
+	MetricRouge          Metric = "rouge_score"
+	MetricRougeZh        Metric = "rouge_zh_score" // jieba: unsupported
+	MetricClassify       Metric = "classification_score"
+	MetricRetrieval      Metric = "retrieval_score"
+	MetricRetrievalZh    Metric = "retrieval_zh_score"
+	MetricCount          Metric = "count_score"
+	MetricCodeSim        Metric = "code_sim_score"
+	MetricMultipleChoice Metric = "longbench_v2_choice" // v2: extract_answer(response) == answer
 )
 
 // dataset2metric is eval.py's table (LongBench/eval.py @

@@ -273,7 +273,7 @@ func Score(w *Workload, truths []Truth, g *Generations) (*ScoreReport, error) {
 func scoreSubset(s *SubsetScore, v2 bool, truths []Truth, text []string, reqs []RequestScore) error {
 	s.N = len(s.idx)
 	if v2 {
-		s.Metric = MetricMultipleChoce
+		s.Metric = MetricMultipleChoice
 		// result.py: acc = int(pred == answer); round(100 * sum / n, 1) for
 		// the whole set, easy/hard and short/medium/long (anything else
 		// counts as long).

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/goldset/goldset/internal/testenv"
+	"github.com/goldset/goldset/longbench/tokenizer"
 )
 
 const scoreDir = "testdata/score"
@@ -316,5 +319,27 @@ func TestReadGenerationsNoTexts(t *testing.T) {
 	}
 	if _, err := ReadResult(filepath.Join(scoreDir, "sparse.jsonl"), -1); err == nil || !strings.Contains(err.Error(), "run-batch") {
 		t.Errorf("run-batch in check/report: %v", err)
+	}
+}
+
+// The Qwen3 tokenizer path of greedy agreement (skipped without the
+// tokenizer; .ci/run installs it): identical texts stay identical, and the
+// triviaqa pair that parts at character 8 parts at a token before it.
+func TestScoreAgreementQwen3(t *testing.T) {
+	tok, err := tokenizer.Load(testenv.Qwen3TokenizerPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, bg, w := loadScore(t, "workload", "data", "dense.json")
+	run, rg, _ := loadScore(t, "workload", "data", "sparse.jsonl")
+	chars := GreedyAgreement(w, bg, rg, base, run, nil)
+	toks := GreedyAgreement(w, bg, rg, base, run, tok)
+	if toks.Unit != "Qwen3 tokens (re-encoded text)" || toks.Identical != chars.Identical || toks.Compared != chars.Compared {
+		t.Fatalf("tokens %+v vs chars %d/%d", toks, chars.Identical, chars.Compared)
+	}
+	for _, d := range toks.Requests {
+		if d.CustomID == w.Prompts[7].CustomID && (d.First <= 0 || d.First >= 8) {
+			t.Errorf("triviaqa: first divergence at token %d, want in (0, 8)", d.First)
+		}
 	}
 }

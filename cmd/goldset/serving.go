@@ -635,6 +635,7 @@ Exit status: 0 scored, 1 unreadable or unmatched, 2 usage.`,
 }
 
 type servingScores struct {
+	OK        bool                      `json:"ok"`
 	Run       *serving.ScoreReport      `json:"run"`
 	Baseline  *serving.ScoreReport      `json:"baseline,omitempty"`
 	Deltas    []serving.Delta           `json:"deltas,omitempty"`
@@ -650,7 +651,7 @@ func runServingScore(ctx context.Context, o servingScoreOptions, w io.Writer) er
 	if err != nil {
 		return err
 	}
-	var out servingScores
+	out := servingScores{OK: true}
 	run, g, err := serving.ScoreRun(ctx, wl, o.data, o.result, o.run)
 	if err != nil {
 		return err
@@ -759,7 +760,7 @@ func scoreCell(x serving.SubsetScore) string {
 	if x.Unsupported != "" {
 		return "unsupported"
 	}
-	if x.Metric == serving.MetricMultipleChoce {
+	if x.Metric == serving.MetricMultipleChoice {
 		return num(x.Score, 1)
 	}
 	return num(x.Score, 2)
