@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -45,6 +46,13 @@ func readExpected(t *testing.T) map[string]map[string]json.RawMessage {
 	return m
 }
 
+func fmtPtr(p *float64) string {
+	if p == nil {
+		return "null"
+	}
+	return strconv.FormatFloat(*p, 'g', -1, 64)
+}
+
 func sameNum(got Num, want *float64) bool {
 	if want == nil {
 		return !got.Known()
@@ -79,7 +87,7 @@ func TestScoreMatchesLongBenchV1(t *testing.T) {
 			}
 			for _, b := range s.Buckets {
 				if !sameNum(b.Score, want.E[b.Bucket]) {
-					t.Errorf("%s %s bucket %s: %v, LongBench-E %v", run, s.Subset, b.Bucket, b.Score, want.E[b.Bucket])
+					t.Errorf("%s %s bucket %s: %v, LongBench-E %s", run, s.Subset, b.Bucket, b.Score, fmtPtr(want.E[b.Bucket]))
 				}
 			}
 		}
@@ -101,11 +109,11 @@ func TestScoreMatchesLongBenchV2(t *testing.T) {
 		}
 		s := rep.Subsets[0]
 		if !sameNum(s.Score, want["overall"]) {
-			t.Errorf("%s: overall %v, LongBench %v", run, s.Score, *want["overall"])
+			t.Errorf("%s: overall %v, LongBench %s", run, s.Score, fmtPtr(want["overall"]))
 		}
 		for _, b := range s.Buckets {
 			if !sameNum(b.Score, want[b.Bucket]) {
-				t.Errorf("%s %s: %v, LongBench %v", run, b.Bucket, b.Score, want[b.Bucket])
+				t.Errorf("%s %s: %v, LongBench %s", run, b.Bucket, b.Score, fmtPtr(want[b.Bucket]))
 			}
 		}
 		var got []string
