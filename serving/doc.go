@@ -229,7 +229,8 @@
 // binary value), summed in workload order. qa_f1_score: normalize_answer
 // (Python str.lower, string.punctuation removed, \b(a|an|the)\b with
 // Python's Unicode \b, str.split() whitespace including U+001C..U+001F),
-// token F1 by Counter intersection. rouge_score: the rouge package 1.0.1's
+// token F1 by Counter intersection (Go's lower-casing differs from Python's
+// only for a word-final capital sigma, which Python lowers to ς). rouge_score: the rouge package 1.0.1's
 // Rouge().get_scores([pred], [ans], avg=True)["rouge-l"]["f"]
 // (pltrdy/rouge rouge/rouge.py @ 53a6fc59474648d95c1a45a1f660d15eafcdebb6,
 // rouge/rouge_score.py @ 12ed0ade0350fbd211e73b8c524b09e1266c598f): sentences

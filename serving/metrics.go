@@ -82,7 +82,8 @@ func pyIsWord(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.I
 func pySplit(s string) []string { return strings.FieldsFunc(s, pyIsSpace) }
 
 // pyLower is Python's str.lower(); Go's ToLower uses the simple case mapping,
-// which differs from Python's only for U+0130 (İ -> "i̇").
+// which differs from Python's for U+0130 (İ -> "i̇", handled here) and for a
+// word-final capital sigma (Python writes ς, Go σ; not handled).
 func pyLower(s string) string {
 	if !strings.ContainsRune(s, 'İ') {
 		return strings.ToLower(s)

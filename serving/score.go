@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/goldset/goldset/longbench"
 )
@@ -234,6 +235,15 @@ func Score(w *Workload, truths []Truth, g *Generations) (*ScoreReport, error) {
 	}
 	if rep.Failed > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d failed requests are scored on the text they returned (usually empty)", rep.Failed))
+	}
+	think := 0
+	for _, t := range g.Texts {
+		if strings.Contains(t, "<think>") || strings.Contains(t, "</think>") {
+			think++
+		}
+	}
+	if think > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d texts hold a Qwen3 <think> block, which LongBench's metrics score as answer text (build the workload with --no-thinking for accuracy runs)", think))
 	}
 	if miss := w.N() - rep.Ran; miss > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d prompts are not in the result and not scored (e.g. run-batch's batch.chat.jsonl leaves out the no-chat subsets)", miss))
