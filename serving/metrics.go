@@ -363,6 +363,7 @@ func rougeL(pred, truth string) (float64, int) {
 	n := distinct(rougeWords(hyp))
 	union := map[string]bool{}
 	walk := 0
+	var scratch []int32
 	for _, r := range ref {
 		rw := strings.Split(r, " ")
 		for _, h := range hyp {
@@ -370,7 +371,7 @@ func rougeL(pred, truth string) (float64, int) {
 			if (len(rw)+1)*(len(hw)+1) > maxRougeCells {
 				return 0, -1
 			}
-			words, steps := reconLCS(rw, hw)
+			words, steps := reconLCS(rw, hw, &scratch)
 			walk = max(walk, steps)
 			for _, w := range words {
 				union[w] = true
@@ -386,21 +387,26 @@ func rougeL(pred, truth string) (float64, int) {
 // reconLCS is rouge_score._recon_lcs: the words of one LCS of x and y,
 // walking back from (len x, len y) and preferring j-1 unless table[i-1][j] >
 // table[i][j-1].
-func reconLCS(x, y []string) ([]string, int) {
+func reconLCS(x, y []string, scratch *[]int32) ([]string, int) {
 	n, m := len(x), len(y)
-	t := make([][]int32, n+1)
-	for i := range t {
-		t[i] = make([]int32, m+1)
+	w := m + 1
+	if cap(*scratch) < (n+1)*w {
+		*scratch = make([]int32, (n+1)*w)
 	}
+	t := (*scratch)[:(n+1)*w]
+	clear(t[:w])
 	for i := 1; i <= n; i++ {
+		row, up := t[i*w:(i+1)*w], t[(i-1)*w:i*w]
+		row[0] = 0
 		for j := 1; j <= m; j++ {
 			if x[i-1] == y[j-1] {
-				t[i][j] = t[i-1][j-1] + 1
+				row[j] = up[j-1] + 1
 			} else {
-				t[i][j] = max(t[i-1][j], t[i][j-1])
+				row[j] = max(up[j], row[j-1])
 			}
 		}
 	}
+	at := func(i, j int) int32 { return t[i*w+j] }
 	var out []string
 	steps := 1 // the call that reaches i == 0 or j == 0
 	for i, j := n, m; i > 0 && j > 0; steps++ {
@@ -408,7 +414,7 @@ func reconLCS(x, y []string) ([]string, int) {
 		case x[i-1] == y[j-1]:
 			out = append(out, x[i-1])
 			i, j = i-1, j-1
-		case t[i-1][j] > t[i][j-1]:
+		case at(i-1, j) > at(i, j-1):
 			i--
 		default:
 			j--

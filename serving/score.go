@@ -353,12 +353,15 @@ func scoreSubset(s *SubsetScore, v2 bool, truths []Truth, text []string, reqs []
 		score := 0.0
 		for _, gt := range truths[i].Answers {
 			if m == MetricRouge {
-				switch _, walk := rougeL(pred, gt); {
+				v, walk := rougeL(pred, gt)
+				switch {
 				case walk < 0:
 					huge++
 				case walk > rougeRecursionWarn:
 					deep++
 				}
+				score = math.Max(score, v)
+				continue
 			}
 			v, err := metricScore(m, pred, gt, truths[i].AllClasses)
 			if err != nil {
