@@ -2,6 +2,7 @@ package serving
 
 import (
 	"math"
+	"strconv"
 	"testing"
 )
 
@@ -34,6 +35,22 @@ func TestMetricsByHand(t *testing.T) {
 		if got := RougeL(s, "a b"); got != 0 && s != " . " {
 			t.Errorf("RougeL(%q) = %v, want 0 (no sentence)", s, got)
 		}
+	}
+	// Python's rouge (make_expected.py's transcription) printed
+	// 0.0020161290121170983 for 990 words after "zz" against "zz", and 0.0
+	// (RecursionError) for 1000: the walks are 992 and 1002 steps.
+	long := func(k int) string {
+		s := "zz"
+		for i := range k {
+			s += " w" + strconv.Itoa(i)
+		}
+		return s
+	}
+	if v, walk := rougeL(long(990), "zz"); v != 0.0020161290121170983 || walk != 992 {
+		t.Errorf("rougeL 990: %v, walk %d", v, walk)
+	}
+	if _, walk := rougeL(long(1000), "zz"); walk != 1002 || walk <= rougeRecursionWarn {
+		t.Errorf("rougeL 1000: walk %d", walk)
 	}
 	// "abcd" vs "abed": LCS 3, ratio 6/8 = 0.75 -> 75.
 	if got := FuzzRatio("abcd", "abed"); got != 75 {
