@@ -296,6 +296,11 @@ func TestOfflineScriptWithStubVLLM(t *testing.T) {
 		NumRequests  int `json:"num_requests"`
 		Failed       int `json:"failed"`
 		OutputTokens int `json:"output_tokens"`
+		Requests     []struct {
+			OutputTokens int    `json:"output_tokens"`
+			Text         string `json:"text"`
+			TokenIDs     []int  `json:"output_token_ids"`
+		} `json:"requests"`
 	}
 	b, err := os.ReadFile(filepath.Join(opts.Out, "r.json"))
 	if err != nil {
@@ -310,6 +315,11 @@ func TestOfflineScriptWithStubVLLM(t *testing.T) {
 	}
 	if res.OutputTokens != want {
 		t.Errorf("output tokens %d, want %d", res.OutputTokens, want)
+	}
+	for i, q := range res.Requests { // kept for goldset serving score
+		if len(q.TokenIDs) != q.OutputTokens || len(q.Text) != q.OutputTokens {
+			t.Errorf("requests[%d]: %d ids, text %q for %d output tokens", i, len(q.TokenIDs), q.Text, q.OutputTokens)
+		}
 	}
 	if out, err := run("1"); err == nil || !strings.Contains(out, "did not run as written") {
 		t.Errorf("short outputs accepted: %v %s", err, out)

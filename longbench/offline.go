@@ -12,7 +12,7 @@ request at once to vllm.LLM.generate as TokensPrompt with SamplingParams(max_tok
 temperature=0, ignore_eos=True), and writes requests/s and tokens/s. The ids already hold the chat
 template, so no template is applied. It exits non-zero unless every request came back with
 len(prompt_token_ids) prompt tokens and exactly max_tokens output tokens, so a result always
-measured this workload.
+measured this workload. Each request's generated text and token ids are kept for scoring.
 
     python run_vllm_offline.py --model MODEL --max-model-len CONTEXT --prompts prompt_ids.jsonl --output vllm.offline.json
 """
@@ -61,7 +61,9 @@ def main():
     per = []
     for r, o in zip(reqs, outs):
         pin, gen = len(o.prompt_token_ids), len(o.outputs[0].token_ids)
-        per.append({"custom_id": r["custom_id"], "prompt_tokens": pin, "output_tokens": gen})
+        # The text and token ids are what goldset serving score grades (LongBench metrics, greedy agreement).
+        per.append({"custom_id": r["custom_id"], "prompt_tokens": pin, "output_tokens": gen,
+                    "text": o.outputs[0].text, "output_token_ids": list(o.outputs[0].token_ids)})
         if pin != len(r["prompt_token_ids"]) or gen != r["max_tokens"]:
             bad.append(f"{r['custom_id']}: prompt {pin} (want {len(r['prompt_token_ids'])}), output {gen} (want {r['max_tokens']})")
     total_in = sum(p["prompt_tokens"] for p in per)

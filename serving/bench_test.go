@@ -27,3 +27,55 @@ func BenchmarkCheckAndSummarize(b *testing.B) {
 		Summarize(r)
 	}
 }
+
+// A gov_report-sized pair: a 400-word prediction in 20 sentences against a
+// 600-word reference in 30.
+func BenchmarkRougeL(b *testing.B) {
+	var pred, ref []byte
+	for i := range 600 {
+		w := []byte(" w" + string(rune('a'+i%23)) + string(rune('a'+i%7)))
+		if i < 400 {
+			pred = append(pred, w...)
+			if i%20 == 19 {
+				pred = append(pred, '.')
+			}
+		}
+		ref = append(ref, w...)
+		if i%20 == 19 {
+			ref = append(ref, '.')
+		}
+	}
+	b.SetBytes(int64(len(pred) + len(ref)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if RougeL(string(pred), string(ref)) <= 0 {
+			b.Fatal("no overlap")
+		}
+	}
+}
+
+func BenchmarkScoreV1Fixture(b *testing.B) {
+	w, err := ReadWorkload("testdata/score/workload")
+	if err != nil {
+		b.Fatal(err)
+	}
+	truths, _, err := LoadTruths(b.Context(), w, "testdata/score/data")
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := ReadGenerations("testdata/score/dense.json", -1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for _, t := range g.Texts {
+		n += len(t)
+	}
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Score(w, truths, g); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

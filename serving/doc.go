@@ -1,6 +1,7 @@
 // Package serving proves that a vLLM or SGLang benchmark result ran a
 // workload built by `goldset longbench build`, reports its figures, and sizes
-// the KV cache the workload needs (serving.md sections 5 and 6, issue 16).
+// the KV cache the workload needs (serving.md sections 5 and 6, issue 16),
+// and scores what the run generated with LongBench's metrics (issue 28).
 //
 // A comparison of dense and sparse attention explains nothing unless both
 // runs sent the same requests with the same lengths, and the result files
@@ -220,4 +221,115 @@
 // (huggingface.co/Qwen/Qwen3-14B and Qwen3-32B config.json, as quoted in
 // several public repositories; no copy of those two files was found in the
 // code index to cite by commit).
+//
+// # Score (issue 28)
+//
+// A sparse attention kernel is judged end to end by the model's accuracy on
+// the workload. ReadGenerations reads what a run generated: vLLM bench serve
+// --save-detailed and SGLang bench_serving --output-details generated_texts
+// (one per request, "" for a failed one), run_vllm_offline.py's
+// requests[].text and requests[].output_token_ids (written since issue 28; an
+// older script's output has neither and is refused with ErrNoTexts),
+// and `vllm run-batch` output (vllm-project/vllm
+// vllm/entrypoints/openai/run_batch.py @
+// 0056ae7b2144abbc7b4916a43491c154567e0b76: one BatchRequestOutput line
+// {id, custom_id, response: {status_code, request_id, body:
+// ChatCompletionResponse}, error} per request, in input order; the text is
+// choices[0].message.content; a line with an error, no body or a status other
+// than 200 is a failed request). Run-batch output has no timings, so check
+// and report refuse it and name score. Texts are matched to the prompts by
+// custom_id when the file names them, else in order (N texts: serving check
+// proves the order), else, for SGLang (its custom loader shuffles and names
+// nothing), by input length when every prompt length in the workload is
+// distinct; anything else fails with ErrScore.
+//
+// The answers are not in the manifest: it records, per prompt, subset, _id
+// and the record's line, and the sources' sha256. LoadTruths reads
+// <data>/<subset>.jsonl (--data; default the manifest's data_dir, as given
+// to longbench build, else relative to the manifest's directory), takes the
+// record at that line, requires its _id and, where the manifest lists it,
+// the file's sha256. So no outside data is copied into a workload.
+//
+// v1 scoring is LongBench's eval.py (THUDM/LongBench LongBench/eval.py @
+// 072a5a739b05ab3c98ff1ea922c5293ebe317b75) with metrics.py @
+// f6227eb7a25cacbd96310aea2c59af003f8d8925, transcribed in metrics.go:
+// dataset2metric picks the metric ("<task>_e" uses "<task>"'s); trec,
+// triviaqa, samsum and lsht keep prediction.lstrip('\n').split('\n')[0]; a
+// request scores max(0, metric(pred, answer)) over its answers; a subset
+// scores round(100 * sum / n, 2) (Python's round: ties to even on the exact
+// binary value), summed in workload order. qa_f1_score: normalize_answer
+// (Python str.lower, string.punctuation removed, \b(a|an|the)\b with
+// Python's Unicode \b, str.split() whitespace including U+001C..U+001F),
+// token F1 by Counter intersection (Go's lower-casing differs from Python's
+// only for a word-final capital sigma, which Python lowers to ς). rouge_score: the rouge package 1.0.1's
+// Rouge().get_scores([pred], [ans], avg=True)["rouge-l"]["f"]
+// (pltrdy/rouge rouge/rouge.py @ 53a6fc59474648d95c1a45a1f660d15eafcdebb6,
+// rouge/rouge_score.py @ 12ed0ade0350fbd211e73b8c524b09e1266c598f): sentences
+// are the non-empty pieces of text.split(".") with whitespace collapsed;
+// summary-level LCS with exclusive (set) counts; f = 2 (p r) / (p + r +
+// 1e-8); no sentence in either raises and scores 0.0. The package rebuilds
+// each LCS recursively, one Python frame per step, so a walk over about 990
+// steps raises RecursionError, which the bare except turns into 0.0 (seen
+// here: 992 steps pass, 1002 fail from a shallow stack); goldset scores the
+// LCS and notes such requests (over 950 steps), and scores 0 a sentence pair
+// over 2^25 LCS cells. classification_score as written: the match list is
+// mutated while iterated (the element after a removed one is skipped) and
+// `em_match_list != 0` is always true, so the difflib fallback never runs.
+// retrieval_score ("Paragraph (\d+)") and retrieval_zh_score ("段落(\d+)"),
+// regex-based, supported; \d is any Unicode Nd digit; an answer without the
+// pattern is an error (LongBench raises IndexError). count_score.
+// code_sim_score: the first line without '`', '#', "//"; fuzzywuzzy 0.18.0
+// fuzz.ratio with python-Levenshtein (100 for equal strings, 0 for an empty
+// one, else int(round(100 x (lensum - d) / lensum)) with d the Levenshtein
+// distance at substitution cost 2, over code points). Without
+// python-Levenshtein, fuzzywuzzy falls back to difflib.SequenceMatcher, whose
+// ratio can differ: goldset matches the Levenshtein backend only.
+// Unsupported, reported as such with no number (never 0): multifieldqa_zh
+// (qa_f1_zh_score), dureader and vcsum (rouge_zh_score), which tokenise with
+// jieba; lsht and passage_retrieval_zh need no jieba and are scored. eval.py
+// passes the file's last all_classes to every line; goldset passes each
+// record's own (the same within a LongBench subset).
+//
+// Length buckets are LongBench-E's scorer_e on the record's "length" (words):
+// 0-4k (< 4000), 4-8k (< 8000), 8k+, each round(100 * np.mean(x), 2) as
+// numpy does it: np.mean is pairwise summation (npSum) and round() on an
+// np.float64 is rint(x * 100) / 100, not Python's round; an empty bucket is
+// null (numpy: NaN). The overall score is goldset's: the mean of the
+// supported subsets' scores.
+//
+// v2 is LongBench v2's pred.py @ c5ea10bcd06285223c58dfed76bbc92d22273709
+// (an empty output is skipped, pred.py's if-output-is-empty continue; else
+// extract_answer(output.strip()): remove '*', then "The correct answer is
+// \(([A-D])\)", then "The correct answer is ([A-D])") and result.py @
+// 5214a555c1096fae7fc2ffbe7bf1a0f3295e25aa (accuracy round(100 * correct /
+// n, 1) overall, easy/hard, short/medium/long; a length other than short or
+// medium counts as long; an empty column is null where result.py divides by
+// zero).
+//
+// testdata/score holds synthetic records, two workloads (v1: every
+// supported metric, a jieba subset, edge cases; v2), a dense and a sparse
+// run of each (vLLM --save-detailed and run-batch; run_vllm_offline.py with
+// texts and token ids), and expected.json printed by make_expected.py, which
+// holds LongBench's scoring functions transcribed from the files above (the
+// rouge package transcribed, as Debian does not package it) and runs them with
+// Debian's fuzzywuzzy + python-Levenshtein, jieba and numpy. The tests
+// require equality with it per subset and bucket.
+//
+// Against a baseline (ScoreDeltas), per supported subset: run - baseline of
+// the rounded scores, and a paired bootstrap CI of 100 x mean(run_i - base_i):
+// Resamples (default 10000) rounds, each drawing, subset by subset in report
+// order, n indices with replacement from SplitMix64(Seed, default 1) with
+// Lemire's bounded integers (longbench.SplitMix64.IntN); the interval is the
+// (1-level)/2 and (1+level)/2 quantiles, numpy's linear percentile; "overall"
+// takes the mean over subsets of each round's subset means. GreedyAgreement
+// compares, per prompt both runs completed, the share of identical texts and
+// the first diverging position, in the recorded token ids when both files
+// have them (run_vllm_offline.py), else in Qwen3 tokens of the re-encoded
+// texts (--tokenizer; a re-encoding can merge differently from what was
+// sampled), else in Unicode code points; it says which, and notes a run whose
+// temperature is not recorded as 0.
+//
+// Report shows, when given the workload and the run carries texts, the
+// LongBench score overall and per subset beside throughput and latency, with
+// the difference from the baseline, and WriteSVG adds a bar panel of them.
 package serving

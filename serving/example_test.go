@@ -1,6 +1,7 @@
 package serving_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/goldset/goldset/serving"
@@ -41,4 +42,37 @@ func ExampleSummarize() {
 	// tpot p50 13.0 ms (per-request)
 	// itl p50 12.9 ms (per-request)
 	// e2el p50 2543.2 ms (per-request)
+}
+
+func ExampleScoreRun() {
+	w, err := serving.ReadWorkload("testdata/score/workload-v2")
+	if err != nil {
+		panic(err)
+	}
+	rep, _, err := serving.ScoreRun(context.Background(), w, "testdata/score/data-v2", "testdata/score/v2-sparse.json", -1)
+	if err != nil {
+		panic(err)
+	}
+	for _, s := range rep.Subsets {
+		fmt.Println(s.Subset, s.Metric, s.N, float64(s.Score))
+	}
+	// Output: longbench_v2 longbench_v2_choice 6 66.7
+}
+
+func ExampleScoreDeltas() {
+	w, _ := serving.ReadWorkload("testdata/score/workload-v2")
+	ctx := context.Background()
+	base, bg, _ := serving.ScoreRun(ctx, w, "testdata/score/data-v2", "testdata/score/v2-dense.json", -1)
+	run, rg, _ := serving.ScoreRun(ctx, w, "testdata/score/data-v2", "testdata/score/v2-sparse.json", -1)
+	ds, err := serving.ScoreDeltas(base, run, serving.BootstrapOptions{Resamples: 2000, Seed: 7})
+	if err != nil {
+		panic(err)
+	}
+	d := ds[0]
+	fmt.Printf("%s n=%d delta %+.2f CI [%+.1f, %+.1f]\n", d.Subset, d.N, float64(d.Delta), float64(d.Lo), float64(d.Hi))
+	a := serving.GreedyAgreement(w, bg, rg, base, run, nil)
+	fmt.Printf("%s: %d of %d identical\n", a.Unit, a.Identical, a.Compared)
+	// Output:
+	// longbench_v2 n=5 delta +6.70 CI [-60.0, +60.0]
+	// token ids (recorded): 2 of 6 identical
 }

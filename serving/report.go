@@ -52,6 +52,33 @@ type Summary struct {
 	MeanConcurrency      Num      `json:"mean_concurrency"`
 	Latency              []Dist   `json:"latency"` // serving only
 	Check                *Verdict `json:"check,omitempty"`
+	// Accuracy is the run's LongBench score (Score) when the report was
+	// given the workload's data and the file carries generated texts.
+	Accuracy *Accuracy `json:"accuracy,omitempty"`
+}
+
+// Accuracy is what report shows of a ScoreReport: the mean over subsets and
+// each subset's score.
+type Accuracy struct {
+	Version string           `json:"longbench_version"`
+	Overall Num              `json:"overall"`
+	Subsets []SubsetAccuracy `json:"subsets"`
+	Note    string           `json:"note,omitempty"` // why the run was not scored
+}
+
+// SubsetAccuracy is one subset's LongBench score (null when unsupported).
+type SubsetAccuracy struct {
+	Subset string `json:"subset"`
+	Score  Num    `json:"score"`
+}
+
+// AccuracyOf condenses a ScoreReport for Summary.Accuracy.
+func AccuracyOf(r *ScoreReport) *Accuracy {
+	a := &Accuracy{Version: r.Version, Overall: r.Overall, Subsets: []SubsetAccuracy{}}
+	for _, s := range r.Subsets {
+		a.Subsets = append(a.Subsets, SubsetAccuracy{Subset: s.Subset, Score: s.Score})
+	}
+	return a
 }
 
 // Metrics in report order.

@@ -79,6 +79,13 @@ type Result struct {
 	StartTimes []float64   `json:"-"` // seconds (vLLM only)
 	Errors     []string    `json:"-"`
 	CustomIDs  []string    `json:"-"` // run_vllm_offline.py only
+	// Texts are the generated texts (vLLM --save-detailed and SGLang
+	// --output-details generated_texts; run_vllm_offline.py requests[].text
+	// when the script wrote it); nil when not recorded.
+	Texts []string `json:"-"`
+	// TokenIDs are the generated token ids (run_vllm_offline.py
+	// requests[].output_token_ids when written); nil when not recorded.
+	TokenIDs [][]int `json:"-"`
 
 	// Summary holds the recorded summary statistics, e.g. "p99_ttft_ms".
 	Summary map[string]float64 `json:"-"`
@@ -93,9 +100,9 @@ func (r *Result) Detailed() bool { return r.InputLens != nil }
 // ReadResult reads run `run` of a result file (negative counts from the end:
 // -1 is the last run appended).
 func ReadResult(path string, run int) (*Result, error) {
-	b, err := safefile.ReadFile(path, maxResultBytes) // a regular file, size checked before reading
+	b, err := readResultFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrResult, err)
+		return nil, err
 	}
 	r, err := ParseResult(b, run)
 	if err != nil {
@@ -105,9 +112,22 @@ func ReadResult(path string, run int) (*Result, error) {
 	return r, nil
 }
 
+// readResultFile reads a result file: a regular file (internal/safefile),
+// its size checked against maxResultBytes before reading.
+func readResultFile(path string) ([]byte, error) {
+	b, err := safefile.ReadFile(path, maxResultBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrResult, err)
+	}
+	return b, nil
+}
+
 // ParseResult parses result bytes: one JSON object, or several appended
 // (JSONL, vLLM --append-result).
 func ParseResult(b []byte, run int) (*Result, error) {
+	if isRunBatch(b) {
+		return nil, fmt.Errorf("%w: vllm run-batch output (one line per custom_id) records no timings or run totals to check or report; serving score reads its texts", ErrResult)
+	}
 	dec := json.NewDecoder(bytes.NewReader(pythonJSON(b)))
 	dec.UseNumber()
 	var runs []map[string]json.RawMessage
@@ -365,18 +385,42 @@ func parseRun(m map[string]json.RawMessage) (*Result, error) {
 			CustomID     *string `json:"custom_id"`
 			PromptTokens *int    `json:"prompt_tokens"`
 			OutputTokens *int    `json:"output_tokens"`
+			Text         *string `json:"text"`
+			TokenIDs     []int   `json:"output_token_ids"`
 		}
 		if err := json.Unmarshal(m["requests"], &reqs); err != nil {
 			f.fail("requests", "want a list of {custom_id, prompt_tokens, output_tokens}", err)
 			break
 		}
 		r.InputLens, r.OutputLens, r.CustomIDs = make([]int, len(reqs)), make([]int, len(reqs)), make([]string, len(reqs))
+		withText := 0
+		for _, q := range reqs {
+			if q.Text != nil {
+				withText++
+			}
+		}
+		if withText != 0 && withText != len(reqs) {
+			f.fail("requests", "text present in some requests only", fmt.Errorf("%d of %d", withText, len(reqs)))
+			break
+		}
 		for i, q := range reqs {
 			if q.CustomID == nil || q.PromptTokens == nil || q.OutputTokens == nil || *q.PromptTokens < 0 || *q.OutputTokens < 0 {
 				f.fail(fmt.Sprintf("requests[%d]", i), "want custom_id and non-negative prompt_tokens, output_tokens", fmt.Errorf("missing or negative"))
 				break
 			}
 			r.CustomIDs[i], r.InputLens[i], r.OutputLens[i] = *q.CustomID, *q.PromptTokens, *q.OutputTokens
+			if q.Text != nil {
+				if r.Texts == nil {
+					r.Texts = make([]string, len(reqs))
+				}
+				r.Texts[i] = *q.Text
+			}
+			if q.TokenIDs != nil {
+				if r.TokenIDs == nil {
+					r.TokenIDs = make([][]int, len(reqs))
+				}
+				r.TokenIDs[i] = q.TokenIDs
+			}
 		}
 	case SGLangOffline:
 		r.Label = "sglang offline " + r.Recorded["backend"]
@@ -419,6 +463,7 @@ func (r *Result) checkShapes() error {
 		{"start_times", len(r.StartTimes), r.StartTimes == nil},
 		{"errors", len(r.Errors), r.Errors == nil},
 		{"custom_ids", len(r.CustomIDs), r.CustomIDs == nil},
+		{"generated_texts", len(r.Texts), r.Texts == nil},
 	}
 	for _, l := range lists {
 		if l.nil {
@@ -527,6 +572,7 @@ func (r *Result) readServeFields(f *fields, totalThroughputKey string) {
 	r.TTFTs = f.floats("ttfts")
 	r.ITLs = f.floatLists("itls")
 	r.Errors = f.strings("errors")
+	r.Texts = f.strings("generated_texts")
 }
 
 // readTokenTotals reads the input and output token totals (-1: not

@@ -37,6 +37,8 @@ func WriteSVG(w io.Writer, runs []Summary) error {
 	}
 	width := cols * pw
 	height := rows*ph + 40 + legendH*len(serving)
+	acc := accuracyPanel(runs, width, height)
+	height += acc.height
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, height)
@@ -116,9 +118,84 @@ func WriteSVG(w io.Writer, runs []Summary) error {
 		}
 		fmt.Fprintf(&b, `<text x="%d" y="%d">%s (%s, %s)</text>`+"\n", ml+26, y+10, xmlEscape(filepath.Base(s.Result)+" "+s.Label), s.Format, src)
 	}
+	b.WriteString(acc.body)
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+type panel struct {
+	height int
+	body   string
+}
+
+// accuracyPanel draws, below the latency panels, each scored run's LongBench
+// score per subset as horizontal bars (0-100), one colour per run in the
+// runs' order; empty when no run was scored, so latency-only reports are
+// unchanged.
+func accuracyPanel(runs []Summary, width, top int) panel {
+	var scored []Summary
+	var subsets []string
+	seen := map[string]bool{}
+	for _, s := range runs {
+		if s.Accuracy == nil || len(s.Accuracy.Subsets) == 0 {
+			continue
+		}
+		scored = append(scored, s)
+		for _, x := range s.Accuracy.Subsets {
+			if !seen[x.Subset] {
+				seen[x.Subset] = true
+				subsets = append(subsets, x.Subset)
+			}
+		}
+	}
+	if len(scored) == 0 {
+		return panel{}
+	}
+	subsets = append(subsets, "overall")
+	const (
+		labelW = 180
+		barH   = 12
+		gap    = 8
+	)
+	rowH := barH*len(scored) + gap
+	h := 50 + rowH*len(subsets) + 20*len(scored) + 30
+	x0, iw := float64(labelW), float64(width-labelW-60)
+	var b strings.Builder
+	y := top
+	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="14" text-anchor="middle">LongBench score per subset (serving score; 0-100, higher is better)</text>`+"\n", width/2, y+20)
+	y += 35
+	for t := 0; t <= 4; t++ {
+		x := x0 + iw*float64(t)/4
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/><text x="%.1f" y="%d" text-anchor="middle">%d</text>`+"\n", x, y, x, y+rowH*len(subsets), x, y+rowH*len(subsets)+14, 25*t)
+	}
+	for _, sub := range subsets {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", labelW-8, y+rowH/2+4, xmlEscape(sub))
+		for ri, s := range scored {
+			v := s.Accuracy.Overall
+			if sub != "overall" {
+				v = nan
+				for _, x := range s.Accuracy.Subsets {
+					if x.Subset == sub {
+						v = x.Score
+					}
+				}
+			}
+			by := y + ri*barH
+			if !v.Known() {
+				fmt.Fprintf(&b, `<text x="%.1f" y="%d" fill="#888" font-size="10">unsupported or not scored</text>`+"\n", x0+4, by+barH-2)
+				continue
+			}
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"/><text x="%.1f" y="%d" font-size="10">%.2f</text>`+"\n",
+				x0, by, iw*math.Max(0, math.Min(float64(v), 100))/100, barH-2, palette[ri%len(palette)], x0+iw*math.Max(0, math.Min(float64(v), 100))/100+4, by+barH-2, float64(v))
+		}
+		y += rowH
+	}
+	y += 24
+	for ri, s := range scored {
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="18" height="10" fill="%s"/><text x="%d" y="%d">%s</text>`+"\n", labelW, y+ri*20, palette[ri%len(palette)], labelW+26, y+ri*20+10, xmlEscape(filepath.Base(s.Result)+" "+s.Label))
+	}
+	return panel{height: h, body: b.String()}
 }
 
 func findDist(s Summary, m string) (Dist, bool) {

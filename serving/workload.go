@@ -26,6 +26,11 @@ type Prompt struct {
 	MaxNewTokens int    `json:"max_new_tokens"`
 	PromptSHA256 string `json:"prompt_sha256"`
 	Chat         bool   `json:"chat_template"`
+	// Subset, ID and Line locate the LongBench record the prompt was built
+	// from (<data>/<subset>.jsonl, line Line, "_id" ID); score reads its answers.
+	Subset string `json:"subset"`
+	ID     string `json:"_id"`
+	Line   int    `json:"line"`
 }
 
 // File is one consumer file of the workload with the command that runs it
@@ -52,10 +57,26 @@ type Workload struct {
 	Digest         string
 	DigestComputed bool
 	DigestRecorded string
+	// Version is longbench_version ("v1" or "v2"); DataDir and Sources are
+	// where the build read its records (sources: path relative to DataDir,
+	// sha256).
+	Version string
+	DataDir string
+	Sources []Source
+}
+
+// Source is one LongBench file the workload was built from.
+type Source struct {
+	Subset string `json:"subset"`
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
 }
 
 type manifestJSON struct {
 	Format         string   `json:"format"`
+	Version        string   `json:"longbench_version"`
+	DataDir        string   `json:"data_dir"`
+	Sources        []Source `json:"sources"`
 	Prompts        []Prompt `json:"prompts"`
 	WorkloadDigest string   `json:"workload_digest"`
 	Files          []File   `json:"files"`
@@ -100,7 +121,8 @@ func ParseWorkload(b []byte) (*Workload, error) {
 				ErrWorkload, i, p.CustomID, p.PromptTokens, p.MaxNewTokens)
 		}
 	}
-	w := &Workload{Format: m.Format, Prompts: m.Prompts, ContextLen: m.Recipe.ContextLen, Files: m.Files, Outputs: map[string]string{}}
+	w := &Workload{Format: m.Format, Prompts: m.Prompts, ContextLen: m.Recipe.ContextLen, Files: m.Files, Outputs: map[string]string{},
+		Version: m.Version, DataDir: m.DataDir, Sources: m.Sources}
 	for _, o := range m.Outputs {
 		w.Outputs[o.Path] = o.SHA256
 	}

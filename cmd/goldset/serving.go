@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,9 +26,11 @@ proves them against a workload built by "goldset longbench build": check says
 whether a run sent exactly the workload's requests with its lengths, report
 prints throughput and latency percentiles (side by side only for runs that
 pass check against the same workload), and size gives the KV cache a workload
-needs for a model config.`,
+needs for a model config; score grades what a run generated with LongBench's
+metrics (and against a baseline run: deltas with a bootstrap CI, greedy
+agreement).`,
 	}
-	root.AddCommand(newServingCheckCmd(s), newServingReportCmd(s), newServingSizeCmd(s))
+	root.AddCommand(newServingCheckCmd(s), newServingReportCmd(s), newServingSizeCmd(s), newServingScoreCmd(s))
 	return root
 }
 
@@ -125,6 +128,7 @@ func printVerdict(w io.Writer, v *serving.Verdict) {
 type servingReportOptions struct {
 	results            []string
 	baseline, workload string
+	data               string
 	svg                string
 	run                int
 	shuffled, eos      bool
@@ -141,7 +145,10 @@ E2EL p50/p90/p99 (recomputed from the per-request data when the file has it,
 with numpy's percentile, else the file's own summary, marked "rec"),
 successes, failures and peak concurrency; --svg draws the latency
 distributions. Serving and offline runs are listed in separate tables and
-never ranked together.
+never ranked together. With --workload, runs whose files carry generated
+texts also get their LongBench score beside the figures (as "serving score"
+computes it, reading the records from --data or the manifest's data_dir),
+overall and per subset, with the difference from the baseline.
 
 With --baseline, each RESULT is put beside the baseline with a speed-up per
 metric (throughput ratio; baseline latency over the run's), but only when the
@@ -160,6 +167,7 @@ workload digest); otherwise the refusal is printed and the exit status is 3.`,
 	f.StringVar(&o.baseline, "baseline", "", "result the others are ranked against (needs --workload)")
 	f.StringVar(&o.workload, "workload", "", "workload to check every result against")
 	f.StringVar(&o.svg, "svg", "", "write the latency distributions as SVG to this file")
+	f.StringVar(&o.data, "data", "", "LongBench data directory: with --workload, runs whose files carry generated texts are scored (default: the manifest's data_dir)")
 	f.IntVar(&o.run, "run", -1, "which run of appended files (0 first, -1 last)")
 	f.BoolVar(&o.shuffled, "shuffled", false, "check lengths as a multiset (see serving check)")
 	f.BoolVar(&o.eos, "eos-allowed", false, "accept outputs shorter than max_new_tokens (see serving check)")
@@ -196,6 +204,14 @@ func runServingReport(ctx context.Context, o servingReportOptions, w io.Writer) 
 		s := serving.Summarize(r)
 		if wl != nil {
 			s.Check = serving.Check(wl, r, serving.CheckOptions{Shuffled: o.shuffled, EOSAllowed: o.eos})
+			switch rep, _, err := serving.ScoreRun(ctx, wl, o.data, path, o.run); {
+			case err == nil:
+				s.Accuracy = serving.AccuracyOf(rep)
+			case errors.Is(err, serving.ErrNoTexts):
+				// Nothing to score: the table shows "-".
+			default:
+				s.Accuracy = &serving.Accuracy{Note: err.Error()}
+			}
 		}
 		return s, nil
 	}
@@ -348,6 +364,7 @@ func summaryTable(w io.Writer, runs []serving.Summary, ratios [][]serving.Ratio)
 	row("requests/s", cols(func(s serving.Summary) string { return num(s.RequestThroughput, 3) }, "request_throughput"))
 	row("output tok/s", cols(func(s serving.Summary) string { return num(s.OutputThroughput, 1) }, "output_throughput"))
 	row("total tok/s", cols(func(s serving.Summary) string { return num(s.TotalTokenThroughput, 1) }, "total_token_throughput"))
+	accuracyRows(row, runs, ratios != nil)
 	if runs[0].Kind == serving.Serving {
 		row("peak concurrency", cols(func(s serving.Summary) string { return intOrDash(s.PeakConcurrency) }, ""))
 		for mi, m := range serving.Metrics {
@@ -562,5 +579,267 @@ func printSizing(w io.Writer, s *serving.Sizing, perPrompt bool) {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", p.CustomID, p.Tokens, p.Blocks, p.PromptBlocks, p.KVBytes)
 		}
 		tw.Flush()
+	}
+}
+
+type servingScoreOptions struct {
+	result, workload, data, baseline string
+	tokenizer                        string
+	run, resamples                   int
+	seed                             uint64
+	level                            float64
+	perRequest, json                 bool
+}
+
+func newServingScoreCmd(s *streams) *cobra.Command {
+	var o servingScoreOptions
+	cmd := &cobra.Command{
+		Use:   "score RESULT --workload DIR [--data DIR] [--baseline RESULT]",
+		Short: "LongBench scores of a run's generated texts; deltas and greedy agreement against a baseline",
+		Long: `score reads the texts a run generated, from
+  vllm bench serve --save-result --save-detailed     (generated_texts, in send order)
+  python -m sglang.bench_serving --output-details    (generated_texts; matched by prompt length)
+  vllm run-batch -o F                                (one line per custom_id)
+  run_vllm_offline.py output with requests[].text    (per custom_id)
+matches them to the workload's prompts, reads each prompt's LongBench record
+(answers, all_classes, length; v2: answer, difficulty, length) from --data
+(default: the manifest's data_dir) at the manifest's line, checks its _id and
+the file's sha256, and scores per subset as LongBench's eval.py does: qa F1,
+ROUGE-L (the rouge package), classification, retrieval (en and zh), count and
+code edit similarity (fuzzywuzzy with python-Levenshtein), first line only for
+trec/triviaqa/samsum/lsht, the best of the answers, round(100 x mean, 2); the
+LongBench-E buckets 0-4k/4-8k/8k+ on the record's length. LongBench v2:
+"The correct answer is (X)" extraction, accuracy overall, easy/hard and
+short/medium/long as result.py rounds them (1 decimal). Subsets scored with
+jieba (multifieldqa_zh, dureader, vcsum) are reported unsupported.
+
+With --baseline (another run of the same workload, e.g. dense attention),
+each subset's delta (run - baseline) has a paired bootstrap confidence
+interval (--resamples draws of the prompts with replacement, SplitMix64
+--seed), and greedy agreement gives the share of identical outputs and the
+first diverging position per prompt, in recorded token ids when both files
+have them, else Qwen3 tokens with --tokenizer, else characters.
+
+Exit status: 0 scored, 1 unreadable or unmatched, 2 usage.`,
+		Example: `  goldset serving score dense.json --workload lb100 --data LongBench/data
+  goldset serving score sparse.json --workload lb100 --baseline dense.json --tokenizer tokenizer.json
+  goldset serving score out.jsonl --workload lb100 --json --per-request`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.result = args[0]
+			return runServingScore(cmd.Context(), o, s.out)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.workload, "workload", "", "workload directory (or its manifest.json) from goldset longbench build (required)")
+	f.StringVar(&o.data, "data", "", "LongBench data directory holding <subset>.jsonl (default: the manifest's data_dir)")
+	f.StringVar(&o.baseline, "baseline", "", "a run of the same workload to compare with (deltas, CI, greedy agreement)")
+	f.StringVar(&o.tokenizer, "tokenizer", "", "Qwen3 tokenizer.json: greedy agreement in tokens when the files record no token ids (default: characters)")
+	f.IntVar(&o.run, "run", -1, "which run of appended files (0 first, -1 last)")
+	f.IntVar(&o.resamples, "resamples", 10000, "bootstrap resamples")
+	f.Uint64Var(&o.seed, "seed", 1, "bootstrap SplitMix64 seed")
+	f.Float64Var(&o.level, "level", 0.95, "confidence level of the interval")
+	f.BoolVar(&o.perRequest, "per-request", false, "also list every prompt's score (and divergence)")
+	f.BoolVar(&o.json, "json", false, "print the scores as JSON")
+	cmd.MarkFlagRequired("workload")
+	return cmd
+}
+
+type servingScores struct {
+	OK        bool                      `json:"ok"`
+	Run       *serving.ScoreReport      `json:"run"`
+	Baseline  *serving.ScoreReport      `json:"baseline,omitempty"`
+	Deltas    []serving.Delta           `json:"deltas,omitempty"`
+	Bootstrap *serving.BootstrapOptions `json:"bootstrap,omitempty"`
+	Agreement *serving.Agreement        `json:"agreement,omitempty"`
+}
+
+func runServingScore(ctx context.Context, o servingScoreOptions, w io.Writer) error {
+	if o.resamples <= 0 || o.level <= 0 || o.level >= 1 {
+		return usagef("--resamples must be positive and --level in (0, 1)")
+	}
+	wl, err := serving.ReadWorkload(o.workload)
+	if err != nil {
+		return err
+	}
+	out := servingScores{OK: true}
+	run, g, err := serving.ScoreRun(ctx, wl, o.data, o.result, o.run)
+	if err != nil {
+		return err
+	}
+	out.Run = run
+	if o.baseline != "" {
+		base, bg, err := serving.ScoreRun(ctx, wl, o.data, o.baseline, o.run)
+		if err != nil {
+			return err
+		}
+		out.Baseline = base
+		bo := serving.BootstrapOptions{Resamples: o.resamples, Seed: o.seed, Level: o.level}
+		if out.Deltas, err = serving.ScoreDeltas(base, run, bo); err != nil {
+			return err
+		}
+		out.Bootstrap = &bo
+		var enc serving.Encoder
+		if o.tokenizer != "" {
+			tok, err := loadTokenizer(o.tokenizer, false, io.Discard)
+			if err != nil {
+				return err
+			}
+			enc = tok
+		}
+		out.Agreement = serving.GreedyAgreement(wl, bg, g, base, run, enc)
+	}
+	if !o.perRequest {
+		out.Run.Requests = nil
+		if out.Baseline != nil {
+			out.Baseline.Requests = nil
+		}
+		if out.Agreement != nil {
+			out.Agreement.Requests = nil
+		}
+	}
+	if o.json {
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%s\n", b)
+		return nil
+	}
+	printScores(w, out)
+	return nil
+}
+
+func printScores(w io.Writer, s servingScores) {
+	r := s.Run
+	fmt.Fprintf(w, "%s (%s): LongBench %s scores against workload %s (digest %s); texts matched by %s\n",
+		r.Result, r.Format, r.Version, r.Workload, r.Digest, r.Matched)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if s.Baseline == nil {
+		fmt.Fprintf(tw, "subset\tmetric\tn\tscore\tbuckets\t\n")
+		for _, x := range r.Subsets {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t\n", x.Subset, x.Metric, x.N, scoreCell(x), bucketCells(x))
+		}
+		fmt.Fprintf(tw, "overall (mean of subsets)\t\t\t%s\t\t\n", num(r.Overall, 2))
+	} else {
+		fmt.Fprintf(tw, "subset\tn\tbaseline\trun\tdelta\t%.0f%% CI\t\n", 100*s.Bootstrap.Level)
+		for _, d := range s.Deltas {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%+.2f\t[%+.2f, %+.2f]\t\n", d.Subset, d.N, num(d.Baseline, 2), num(d.Run, 2), float64(d.Delta), float64(d.Lo), float64(d.Hi))
+		}
+	}
+	tw.Flush()
+	for _, x := range r.Subsets {
+		if x.Unsupported != "" {
+			fmt.Fprintf(w, "unsupported: %s: %s\n", x.Subset, x.Unsupported)
+		}
+	}
+	if s.Baseline != nil {
+		fmt.Fprintf(w, "paired bootstrap: %d resamples, seed %d (SplitMix64), baseline %s\n", s.Bootstrap.Resamples, s.Bootstrap.Seed, s.Baseline.Result)
+	}
+	if a := s.Agreement; a != nil {
+		fmt.Fprintf(w, "greedy agreement (%s): %d of %d outputs identical (%s)", a.Unit, a.Identical, a.Compared, num(a.Share*100, 1)+"%")
+		if a.MinDiv >= 0 {
+			fmt.Fprintf(w, "; first divergence: min %d, median %s", a.MinDiv, num(a.MedianDiv, 1))
+		}
+		fmt.Fprintln(w)
+		for _, x := range a.PerSubset {
+			fmt.Fprintf(w, "  %s: %d/%d identical\n", x.Subset, x.Identical, x.Compared)
+		}
+		for _, d := range a.Requests {
+			if !d.Identical {
+				fmt.Fprintf(w, "  %s diverges at %d (lengths %d, %d)\n", d.CustomID, d.First, d.LenA, d.LenB)
+			}
+		}
+		for _, n := range a.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+	}
+	for _, rep := range []*serving.ScoreReport{s.Baseline, s.Run} {
+		if rep == nil {
+			continue
+		}
+		for _, n := range rep.Notes {
+			fmt.Fprintf(w, "note: %s: %s\n", rep.Result, n)
+		}
+		for _, q := range rep.Requests {
+			fmt.Fprintf(w, "  %s %s score %.4f%s\n", rep.Result, q.CustomID, q.Score, map[bool]string{true: " (failed)", false: ""}[q.Failed])
+		}
+	}
+}
+
+func scoreCell(x serving.SubsetScore) string {
+	if x.Unsupported != "" {
+		return "unsupported"
+	}
+	if x.Metric == serving.MetricMultipleChoice {
+		return num(x.Score, 1)
+	}
+	return num(x.Score, 2)
+}
+
+func bucketCells(x serving.SubsetScore) string {
+	var parts []string
+	for _, b := range x.Buckets {
+		if b.N > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s (%d)", b.Bucket, num(b.Score, 2), b.N))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// accuracyRows adds the LongBench score rows when any run was scored; with
+// a baseline (the first run) each later run's column is followed by its
+// difference in points.
+func accuracyRows(row func(string, []string), runs []serving.Summary, withDelta bool) {
+	var subsets []string
+	seen := map[string]bool{}
+	scored := false
+	for _, s := range runs {
+		if s.Accuracy == nil {
+			continue
+		}
+		scored = true
+		for _, x := range s.Accuracy.Subsets {
+			if !seen[x.Subset] {
+				seen[x.Subset] = true
+				subsets = append(subsets, x.Subset)
+			}
+		}
+	}
+	if !scored {
+		return
+	}
+	get := func(s serving.Summary, subset string) serving.Num {
+		if s.Accuracy == nil {
+			return serving.Num(math.NaN())
+		}
+		if subset == "" {
+			return s.Accuracy.Overall
+		}
+		for _, x := range s.Accuracy.Subsets {
+			if x.Subset == subset {
+				return x.Score
+			}
+		}
+		return serving.Num(math.NaN())
+	}
+	line := func(name, subset string) {
+		var cells []string
+		for i, s := range runs {
+			cells = append(cells, num(get(s, subset), 2))
+			if withDelta && i > 0 {
+				b, v := get(runs[0], subset), get(s, subset)
+				if b.Known() && v.Known() {
+					cells = append(cells, fmt.Sprintf("%+.2f", float64(v-b)))
+				} else {
+					cells = append(cells, "-")
+				}
+			}
+		}
+		row(name, cells)
+	}
+	line("LongBench score", "")
+	for _, sub := range subsets {
+		line("  "+sub, sub)
 	}
 }

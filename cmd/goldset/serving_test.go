@@ -214,3 +214,45 @@ func TestServingHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestServingScoreCLI is issue 28's must-show report: the dense/sparse pair
+// of serving/testdata/score with per-subset deltas, the bootstrap CI and
+// greedy agreement; -v prints it.
+func TestServingScoreCLI(t *testing.T) {
+	d := filepath.Join("..", "..", "serving", "testdata", "score")
+	code, out, stderr := run(t, "serving", "score", filepath.Join(d, "sparse.jsonl"), "--workload", filepath.Join(d, "workload"),
+		"--data", filepath.Join(d, "data"), "--baseline", filepath.Join(d, "dense.json"), "--resamples", "2000")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	t.Log("\n" + out)
+	for _, want := range []string{"texts matched by custom_id", "95% CI", "gov_report   4     31.88   70.28  +38.40",
+		"unsupported: multifieldqa_zh: qa_f1_zh_score tokenises with jieba", "paired bootstrap: 2000 resamples, seed 1",
+		"greedy agreement (characters (Unicode code points)): 11 of 33 outputs identical"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	code, out, _ = run(t, "serving", "score", filepath.Join(d, "v2-sparse.json"), "--workload", filepath.Join(d, "workload-v2"),
+		"--baseline", filepath.Join(d, "v2-dense.json"), "--json", "--per-request")
+	var doc struct {
+		Deltas    []serving.Delta
+		Agreement serving.Agreement
+		Run       serving.ScoreReport
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &doc) != nil {
+		t.Fatalf("v2 --json: exit %d\n%s", code, out)
+	}
+	if doc.Agreement.Unit != "token ids (recorded)" || len(doc.Run.Requests) != 6 || float64(doc.Deltas[0].Delta) != 6.7 {
+		t.Errorf("v2 json: %+v %+v", doc.Agreement, doc.Deltas)
+	}
+	// report: the score beside the throughput, with the difference.
+	code, out, stderr = run(t, "serving", "report", filepath.Join(d, "v2-sparse.json"), "--baseline", filepath.Join(d, "v2-dense.json"),
+		"--workload", filepath.Join(d, "workload-v2"), "--svg", filepath.Join(t.TempDir(), "r.svg"))
+	if code != exitOK || !strings.Contains(out, "LongBench score") || !strings.Contains(out, "+6.70") {
+		t.Errorf("report: exit %d %s\n%s", code, stderr, out)
+	}
+	if code, _, stderr := run(t, "serving", "score", filepath.Join(d, "v2-dense.json"), "--workload", filepath.Join(d, "workload"), "--data", filepath.Join(d, "data")); code != exitError || !strings.Contains(stderr, "not in the workload") {
+		t.Errorf("wrong workload: exit %d %s", code, stderr)
+	}
+}

@@ -25,5 +25,5 @@ class LLM:
             ids = p["prompt_token_ids"]
             assert len(ids) + sp.max_tokens <= self.max_model_len
             n = sp.max_tokens - (1 if short else 0)
-            outs.append(types.SimpleNamespace(prompt_token_ids=ids, outputs=[types.SimpleNamespace(token_ids=[0] * n)]))
+            outs.append(types.SimpleNamespace(prompt_token_ids=ids, outputs=[types.SimpleNamespace(token_ids=[0] * n, text="!" * n)]))
         return outs
