@@ -73,6 +73,9 @@ func readSmall(root, rel string) ([]byte, error) {
 // export at all (ErrNotExport) or cannot be read; differences are
 // Problems.
 func Import(ctx context.Context, o ImportOptions) (*ImportResult, error) {
+	if err := safefile.Dir(o.Dir); err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
 	ib, err := readSmall(o.Dir, IndexFile)
 	if err != nil {
 		return nil, fmt.Errorf("import: %s: %w: %v", o.Dir, ErrNotExport, err)

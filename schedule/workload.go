@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
+	"github.com/goldset/goldset/internal/safefile"
 	"os"
 	"path/filepath"
 )
@@ -28,17 +28,11 @@ func ReadWorkload(path string) ([]Request, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		path = filepath.Join(path, ManifestFile)
 	}
-	f, err := os.Open(path)
+	// A regular file only (a FIFO would block, a link is not followed),
+	// its size checked before reading.
+	b, err := safefile.ReadFile(path, maxWorkloadBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrWorkload, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxWorkloadBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrWorkload, path, err)
-	}
-	if len(b) > maxWorkloadBytes {
-		return nil, fmt.Errorf("%w: %s: larger than %d bytes", ErrWorkload, path, maxWorkloadBytes)
+		return nil, fmt.Errorf("%w: %w", ErrWorkload, err)
 	}
 	reqs, err := ParseWorkload(b)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goldset/goldset/internal/safefile"
 	"github.com/goldset/goldset/longbench"
 )
 
@@ -466,6 +467,11 @@ func ScoreRun(ctx context.Context, w *Workload, dataDir, result string, run int)
 		if dataDir == "" {
 			return nil, nil, fmt.Errorf("%w: the manifest records no data_dir; give the LongBench data directory (--data)", ErrScore)
 		}
+	}
+	// A FIFO or file in place of the directory is named as such, not as a
+	// missing subset file inside it.
+	if err := safefile.Dir(dataDir); err != nil {
+		return nil, nil, fmt.Errorf("%w: data: %w", ErrScore, err)
 	}
 	truths, notes, err := LoadTruths(ctx, w, dataDir)
 	if err != nil {

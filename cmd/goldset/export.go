@@ -65,6 +65,9 @@ hold, I/O).`,
 	cmd.Flags().StringSliceVar(&o.cases, "case", nil, "export only these case ids (repeatable, comma-separated)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
+	markArgs(cmd, inputDir, "bundle")
+	markPath(cmd, "format", notPath, "")
+	markPath(cmd, "out", output, "")
 	cmd.MarkFlagRequired("format")
 	cmd.MarkFlagRequired("out")
 	cmd.RegisterFlagCompletionFunc("case", completeBundleCases)
@@ -134,6 +137,8 @@ is not an export or cannot be read.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.bundle, "bundle", "", "the source bundle: its manifest must be the one the export carries")
+	markArgs(cmd, inputDir, "export")
+	markPath(cmd, "bundle", inputDir, "bundle")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
 	return cmd
 }

@@ -87,6 +87,7 @@ type inputFixtures struct {
 var keyFile = map[string]string{
 	"bundle": "manifest.json", "shard": "manifest.json", "workload": "manifest.json",
 	"data": "lb2.jsonl", "templates": "dataset2prompt.json",
+	"export": "goldset-export.json", "score-workload": "manifest.json", "score-data": "gov_report.jsonl",
 }
 
 func newInputFixtures(t *testing.T) *inputFixtures {
@@ -133,6 +134,18 @@ func newInputFixtures(t *testing.T) *inputFixtures {
 	wl, in, outLens := servingFixture(t)
 	fx.files["workload"] = wl
 	fx.files["result"] = writeRun(t, dir, "run.json", servingtest.ConsistentRun(in, outLens), 1)
+	score, err := filepath.Abs(filepath.Join("..", "..", "serving", "testdata", "score"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.files["score-result"] = filepath.Join(score, "sparse.jsonl")
+	fx.files["score-baseline"] = filepath.Join(score, "dense.json")
+	fx.files["score-workload"] = filepath.Join(score, "workload")
+	fx.files["score-data"] = filepath.Join(score, "data")
+	fx.files["export"] = filepath.Join(dir, "export")
+	if code, out, _ := goldsetProcess(t, time.Minute, "export", b, "--format", "safetensors", "--out", fx.files["export"], "-q"); code != 0 {
+		t.Fatalf("export fixture: exit %d\n%s", code, out)
+	}
 	fx.files["model"] = put("model.json", `{"name": "m", "layers": 2, "q_heads": 4, "kv_heads": 2, "head_dim": 64, "dtype": "bfloat16", "max_context": 4096}`)
 	return fx
 }
@@ -152,6 +165,28 @@ func (fx *inputFixtures) invocation(in input, v, out string) []string {
 		return []string{"compare", f["bundle"], "--case", "sm-781-bf16", "--output", "y=" + v, "--partial", "-q"}
 	case "diff ARGS":
 		return []string{"diff", f["bundle"], v}
+	case "export ARGS":
+		return []string{"export", v, "--format", "safetensors", "--out", out, "-q"}
+	case "import ARGS":
+		return []string{"import", v}
+	case "import --bundle":
+		return []string{"import", f["export"], "--bundle", v}
+	case "longbench schedule --workload":
+		return []string{"longbench", "schedule", "--workload", v, "--num-blocks", "20000", "--out", out, "-q"}
+	case "longbench schedule --model":
+		return []string{"longbench", "schedule", "--workload", f["workload"], "--model", v, "--kv-budget", "1GiB", "-q"}
+	case "serving report --data":
+		return []string{"serving", "report", f["score-baseline"], "--workload", f["score-workload"], "--data", v}
+	case "serving score ARGS":
+		return []string{"serving", "score", v, "--workload", f["score-workload"], "--data", f["score-data"], "--resamples", "100"}
+	case "serving score --workload":
+		return []string{"serving", "score", f["score-result"], "--workload", v, "--data", f["score-data"], "--resamples", "100"}
+	case "serving score --data":
+		return []string{"serving", "score", f["score-result"], "--workload", f["score-workload"], "--data", v, "--resamples", "100"}
+	case "serving score --baseline":
+		return []string{"serving", "score", f["score-result"], "--workload", f["score-workload"], "--data", f["score-data"], "--baseline", v, "--resamples", "100"}
+	case "serving score --tokenizer":
+		return []string{"serving", "score", f["score-result"], "--workload", f["score-workload"], "--data", f["score-data"], "--baseline", f["score-baseline"], "--tokenizer", v, "--tokenizer-any", "--resamples", "100"}
 	case "gen --from":
 		return []string{"gen", "--from", v, "--out", out, "-q"}
 	case "gen --secret-file":

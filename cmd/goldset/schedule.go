@@ -92,6 +92,13 @@ peak blocks and the first mixed step.`,
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
 	cmd.MarkFlagRequired("workload")
+	markArgs(cmd, notPath, "")
+	markPath(cmd, "workload", inputDir, "workload")
+	markPath(cmd, "model", inputFile, "model")
+	markPath(cmd, "out", output, "")
+	for _, name := range []string{"kv-budget", "gpu-memory", "weights", "framework", "kv-dtype"} {
+		markPath(cmd, name, notPath, "")
+	}
 	return cmd
 }
 
@@ -198,7 +205,7 @@ func (o scheduleOptions) numBlocks(cfg *schedule.Config, wl *serving.Workload) (
 	}
 	m, err := serving.LoadModel(o.model)
 	if err != nil {
-		return "", usageError{err}
+		return "", err // as in serving size: an unreadable model file is exit 1
 	}
 	so := serving.SizeOptions{BlockSize: cfg.BlockSize, Utilization: o.utilization, KVDType: o.kvDType, ContextLen: cfg.MaxModelLen}
 	for _, b := range []struct {

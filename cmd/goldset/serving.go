@@ -175,6 +175,7 @@ workload digest); otherwise the refusal is printed and the exit status is 3.`,
 	markArgs(cmd, inputFile, "result")
 	markPath(cmd, "baseline", inputFile, "result")
 	markPath(cmd, "workload", inputDir, "workload")
+	markPath(cmd, "data", inputDir, "score-data")
 	markPath(cmd, "svg", output, "")
 	return cmd
 }
@@ -209,6 +210,9 @@ func runServingReport(ctx context.Context, o servingReportOptions, w io.Writer) 
 				s.Accuracy = serving.AccuracyOf(rep)
 			case errors.Is(err, serving.ErrNoTexts):
 				// Nothing to score: the table shows "-".
+			case o.data != "":
+				// --data named explicitly and unusable: an error, not a note.
+				return serving.Summary{}, err
 			default:
 				s.Accuracy = &serving.Accuracy{Note: err.Error()}
 			}
@@ -588,7 +592,7 @@ type servingScoreOptions struct {
 	run, resamples                   int
 	seed                             uint64
 	level                            float64
-	perRequest, json                 bool
+	perRequest, json, tokenizerAny   bool
 }
 
 func newServingScoreCmd(s *streams) *cobra.Command {
@@ -635,6 +639,7 @@ Exit status: 0 scored, 1 unreadable or unmatched, 2 usage.`,
 	f.StringVar(&o.data, "data", "", "LongBench data directory holding <subset>.jsonl (default: the manifest's data_dir)")
 	f.StringVar(&o.baseline, "baseline", "", "a run of the same workload to compare with (deltas, CI, greedy agreement)")
 	f.StringVar(&o.tokenizer, "tokenizer", "", "Qwen3 tokenizer.json: greedy agreement in tokens when the files record no token ids (default: characters)")
+	f.BoolVar(&o.tokenizerAny, "tokenizer-any", false, "accept a tokenizer.json other than the known Qwen3 file")
 	f.IntVar(&o.run, "run", -1, "which run of appended files (0 first, -1 last)")
 	f.IntVar(&o.resamples, "resamples", 10000, "bootstrap resamples")
 	f.Uint64Var(&o.seed, "seed", 1, "bootstrap SplitMix64 seed")
@@ -642,6 +647,11 @@ Exit status: 0 scored, 1 unreadable or unmatched, 2 usage.`,
 	f.BoolVar(&o.perRequest, "per-request", false, "also list every prompt's score (and divergence)")
 	f.BoolVar(&o.json, "json", false, "print the scores as JSON")
 	cmd.MarkFlagRequired("workload")
+	markArgs(cmd, inputFile, "score-result")
+	markPath(cmd, "workload", inputDir, "score-workload")
+	markPath(cmd, "data", inputDir, "score-data")
+	markPath(cmd, "baseline", inputFile, "score-baseline")
+	markPath(cmd, "tokenizer", inputFile, "tokenizer")
 	return cmd
 }
 
@@ -681,7 +691,7 @@ func runServingScore(ctx context.Context, o servingScoreOptions, w io.Writer) er
 		out.Bootstrap = &bo
 		var enc serving.Encoder
 		if o.tokenizer != "" {
-			tok, err := loadTokenizer(o.tokenizer, false, io.Discard)
+			tok, err := loadTokenizer(o.tokenizer, o.tokenizerAny, io.Discard)
 			if err != nil {
 				return err
 			}
