@@ -39,6 +39,9 @@ type op struct {
 	// on its params (dsa_indexer's paged and ragged layouts), in manifest
 	// order; inputs, outputs and aux are then their union.
 	tensorsOf func(params json.RawMessage) (in, out, aux []string)
+	// work is the case's exact work (docs/spec.md §12) from its params,
+	// tensor entries and the counts its builder recorded (addFact).
+	work func(w workIn) (manifests.Work, error)
 }
 
 // output is one golden output of an op.

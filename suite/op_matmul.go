@@ -6,6 +6,7 @@ import (
 
 	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/golden"
+	"github.com/goldset/goldset/manifests"
 )
 
 // matmul: C = A @ B, A [m,k], B [k,n] ("KN") or [n,k] ("NK"), float64
@@ -16,6 +17,7 @@ var _ = register(&op{
 	outputs:  []output{{name: "c", truth: true, tol: compare.MatmulLike}},
 	plan:     planMatmul,
 	controls: matmulControls,
+	work:     matmulWork,
 })
 
 // ---- matmul (docs/spec.md §1) ----
@@ -156,4 +158,13 @@ func matmulControls(d caseData) ([]Control, error) {
 	}
 	ctl = append(ctl, Control{Name: "fp32_accumulate", Pass: true, Note: "an honest kernel: fp32 products and sums in order, rounded to the output dtype", Outputs: []ControlOutput{d.output("c", f32)}})
 	return ctl, nil
+}
+
+// matmulWork: A and B read once, C written once, 2*m*k*n flops.
+func matmulWork(w workIn) (manifests.Work, error) {
+	p, err := decodeWork[matmulParams](w)
+	if err != nil {
+		return manifests.Work{}, err
+	}
+	return wholeWork(w, []string{"a", "b"}, []string{"c"}, 2*int64(p.M)*int64(p.K)*int64(p.N), p.DType)
 }
