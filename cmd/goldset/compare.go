@@ -22,6 +22,8 @@ type compareOptions struct {
 	json    bool
 	partial bool
 	quiet   bool
+	timing  string // a timing file (judge package): judged instead of, or besides, outputs
+	profile string // the device profile whose floor the timing must respect
 }
 
 func newCompareCmd(s *streams) *cobra.Command {
@@ -47,13 +49,23 @@ candidate's header (shape, dtype, byte order, memory order) is judged before
 its data is read. Candidates must be regular files (no links, FIFOs or
 devices).
 
+--timing FILE judges the per-iteration kernel times the Python judge wrote
+(schema goldset-timing/1, docs/spec.md §12b) against each case's recorded
+work: median, a seeded bootstrap 95% interval of the median, achieved
+bandwidth and FLOP rate, peak_fraction per device profile (h200, b200,
+ascend910b), and FAIL for any time below max(bytes / peak bandwidth,
+flops / peak FLOP/s) of the device it ran on (--profile, or the file's
+profile; neither: the lowest floor of all). With --timing, --case and
+--output are optional.
+
 Exit status: 0 when every output passes, 3 when one fails (a wrong shape or
 dtype, or a golden failing its sha256, counts as a failure), 2 for an unknown
 case or output name, 1 when a file cannot be read.`,
 		Example: `  goldset compare out/stage2-paged --case pa-edge-g4-bf16 --output out=my_out.npy --output lse=my_lse.npy
   goldset compare out/stage1-basic --case sm-781-fp16 --output y=y.npy --partial
   goldset compare out/stage2-paged --case quest-planted-k8-bf16 \
-      --output selected=sel.npy --output out=o.npy --output lse=lse.npy --json`,
+      --output selected=sel.npy --output out=o.npy --output lse=lse.npy --json
+  goldset compare out/stage1-basic --timing timing.json --profile h200`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
@@ -65,8 +77,8 @@ case or output name, 1 when a file cannot be read.`,
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the reports as JSON")
 	cmd.Flags().BoolVar(&o.partial, "partial", false, "judge only the outputs given (the others are listed as skipped)")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
-	cmd.MarkFlagRequired("case")
-	cmd.MarkFlagRequired("output")
+	cmd.Flags().StringVar(&o.timing, "timing", "", "FILE: judge the kernel times in FILE (goldset-timing/1 JSON)")
+	cmd.Flags().StringVar(&o.profile, "profile", "", "device profile whose time floor is enforced (h200, b200, ascend910b)")
 	cmd.RegisterFlagCompletionFunc("case", completeBundleCases)
 	return cmd
 }
@@ -129,6 +141,12 @@ func runCompare(ctx context.Context, o compareOptions, w, errw io.Writer) error 
 		}
 		return err
 	}
+	if o.timing != "" && o.caseID == "" && len(o.outputs) == 0 {
+		return runTiming(o, m, w)
+	}
+	if o.caseID == "" || len(o.outputs) == 0 {
+		return usagef("compare needs --case and --output (or --timing FILE)")
+	}
 	dir := bundleDir(o.bundle)
 	c := m.Case(o.caseID)
 	if c == nil {
@@ -182,6 +200,9 @@ func runCompare(ctx context.Context, o compareOptions, w, errw io.Writer) error 
 	}
 	if res.Status != compare.Pass {
 		return errFailed
+	}
+	if o.timing != "" {
+		return runTiming(o, m, w)
 	}
 	return nil
 }
