@@ -42,6 +42,10 @@ type op struct {
 	// work is the case's exact work (docs/spec.md §12) from its params,
 	// tensor entries and the counts its builder recorded (addFact).
 	work func(w workIn) (manifests.Work, error)
+	// probes, when set, computes wrong algorithms whose verdict is not
+	// fixed (a half-precision accumulator may pass at small k): measured
+	// by the discrimination margins (§12c) beside the negative controls.
+	probes func(d caseData) ([]Control, error)
 }
 
 // output is one golden output of an op.

@@ -18,6 +18,7 @@ var _ = register(&op{
 	plan:     planMatmul,
 	controls: matmulControls,
 	work:     matmulWork,
+	probes:   matmulProbes,
 })
 
 // ---- matmul (docs/spec.md §1) ----
@@ -167,4 +168,25 @@ func matmulWork(w workIn) (manifests.Work, error) {
 		return manifests.Work{}, err
 	}
 	return wholeWork(w, []string{"a", "b"}, []string{"c"}, 2*int64(p.M)*int64(p.K)*int64(p.N), p.DType)
+}
+
+// matmulProbes: a half-precision accumulator (fp16 or bf16 HGEMM), the
+// nearest wrong algorithm; at small k it may pass, so it is a probe for
+// the margins (§12c), not a control.
+func matmulProbes(d caseData) ([]Control, error) {
+	var p matmulParams
+	if err := json.Unmarshal(d.c.Params, &p); err != nil || p.DType == "float32" {
+		return nil, err
+	}
+	a, err := d.f32("a")
+	if err != nil {
+		return nil, err
+	}
+	b, err := d.f32("b")
+	if err != nil {
+		return nil, err
+	}
+	half := make([]float64, p.M*p.N)
+	golden.MatmulHalfAccumulate(half, a, b, p.M, p.K, p.N, p.BLayout == "NK", func(v float64) float64 { return roundTo(p.DType, v) })
+	return []Control{{Name: "half_accumulate", Note: "fp32 products summed in a " + p.DType + " accumulator", Outputs: []ControlOutput{d.output("c", half)}}}, nil
 }

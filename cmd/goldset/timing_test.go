@@ -58,3 +58,22 @@ func TestCompareTiming(t *testing.T) {
 		t.Errorf("no --case/--timing: exit %d", code)
 	}
 }
+
+// TestListOpsMargins: list --ops shows every family's margin and reports
+// the weak ones; --json carries them.
+func TestListOpsMargins(t *testing.T) {
+	code, out, _ := run(t, "list", "--ops")
+	if code != 0 || !strings.Contains(out, "Discrimination margins") || !strings.Contains(out, "weak (margin below 2x)") || !strings.Contains(out, "half_accumulate") {
+		t.Errorf("list --ops: exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "list", "--ops", "--json")
+	var res opsResult
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Margins) == 0 {
+		t.Fatalf("list --ops --json: exit %d", code)
+	}
+	for _, m := range res.Margins {
+		if !m.Exact && m.Control == "" {
+			t.Errorf("family %s/%s has no nearest wrong algorithm", m.Family, m.DType)
+		}
+	}
+}
