@@ -59,8 +59,11 @@ type VariantOutput struct {
 	// Rows and Values name the int64 row indices [k] and float64 values
 	// [k, row length] tensors: the reference the judge compares with (the
 	// float32 truth where the case has one, else the golden, widened).
-	Rows         string            `json:"rows"`
-	Values       string            `json:"values"`
+	Rows   string `json:"rows"`
+	Values string `json:"values"`
+	// Bound names the sampled rows of the tolerance's bound tensor (MXFP4
+	// GEMM's S), when it has one.
+	Bound        string            `json:"bound,omitempty"`
 	GoldenSHA256 string            `json:"golden_sha256"`
 	Tolerance    compare.Tolerance `json:"tolerance"`
 }
@@ -164,29 +167,40 @@ func sampleOutput(sink *variantSink, bw *manifests.BundleWriter, c *manifests.Ca
 		return VariantOutput{}, nil, fmt.Errorf("empty output")
 	}
 	idx := SampleRows(secret, c.ID, t.Name, rows)
-	picked := make([]float64, 0, int64(len(idx))*rowLen)
-	for _, r := range idx {
-		picked = append(picked, vals[r*rowLen:(r+1)*rowLen]...)
+	pick := func(v []float64) []byte {
+		b := make([]byte, 0, 8*int64(len(idx))*rowLen)
+		for _, r := range idx {
+			for _, x := range v[r*rowLen : (r+1)*rowLen] {
+				b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+			}
+		}
+		return b
 	}
 	ib := make([]byte, 8*len(idx))
 	for i, r := range idx {
 		binary.LittleEndian.PutUint64(ib[8*i:], uint64(r))
 	}
-	vb := make([]byte, 8*len(picked))
-	for i, v := range picked {
-		binary.LittleEndian.PutUint64(vb[8*i:], math.Float64bits(v))
-	}
 	k := int64(len(idx))
-	var out []manifests.Tensor
-	for _, w := range []struct {
+	type npyOut struct {
 		name, dt string
 		descr    npy.DType
 		shape    []int64
 		data     []byte
-	}{
-		{t.Name + ".rows", "int64", npy.Int64, []int64{k}, ib},
-		{t.Name + ".values", "float64", npy.Float64, []int64{k, rowLen}, vb},
-	} {
+	}
+	writes := []npyOut{{t.Name + ".rows", "int64", npy.Int64, []int64{k}, ib}, {t.Name + ".values", "float64", npy.Float64, []int64{k, rowLen}, pick(vals)}}
+	if tol.Bound != "" {
+		bt := c.Tensor(tol.Bound)
+		if bt == nil {
+			return VariantOutput{}, nil, fmt.Errorf("no bound tensor %s", tol.Bound)
+		}
+		bv, err := sink.values(bt)
+		if err != nil {
+			return VariantOutput{}, nil, err
+		}
+		writes = append(writes, npyOut{t.Name + ".bound", "float64", npy.Float64, []int64{k, rowLen}, pick(bv)})
+	}
+	var out []manifests.Tensor
+	for _, w := range writes {
 		rel := path.Join(c.ID, w.name+".npy")
 		f, err := bw.Create(rel, false)
 		if err != nil {
@@ -207,7 +221,11 @@ func sampleOutput(sink *variantSink, bw *manifests.BundleWriter, c *manifests.Ca
 		}
 		out = append(out, manifests.Tensor{Name: w.name, Role: manifests.RoleAux, Path: rel, DType: w.dt, Shape: w.shape, SHA256: f.SHA256(), Bytes: f.Bytes()})
 	}
-	return VariantOutput{Name: t.Name, DType: t.DType, Shape: shape, Rows: out[0].Name, Values: out[1].Name, GoldenSHA256: t.SHA256, Tolerance: tol}, out, nil
+	vo := VariantOutput{Name: t.Name, DType: t.DType, Shape: shape, Rows: out[0].Name, Values: out[1].Name, GoldenSHA256: t.SHA256, Tolerance: tol}
+	if len(out) > 2 {
+		vo.Bound = out[2].Name
+	}
+	return vo, out, nil
 }
 
 // SampleRows returns the sorted rows of output name of variant id that

@@ -226,7 +226,7 @@ func runGen(ctx context.Context, o genOptions, w, errw io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(o.cases) > 0 && len(o.suites) != 1 && o.from == "" {
+	if len(o.cases) > 0 && len(o.suites)+len(o.recipes) != 1 && o.from == "" {
 		return usagef("--case needs exactly one suite")
 	}
 	opts := suite.Options{

@@ -77,3 +77,29 @@ func TestListOpsMargins(t *testing.T) {
 		}
 	}
 }
+
+// TestGenVariants: --variants builds a verifiable variants bundle and
+// refuses to run without a secret or a case.
+func TestGenVariants(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	os.WriteFile(secret, []byte("s\n"), 0o644)
+	code, _, stderr := run(t, "gen", "stage1-basic", "--case", "mm-odd-7x129x781-fp16", "--variants", "2", "--secret-file", secret, "--out", dir, "-q")
+	if code != 0 {
+		t.Fatalf("gen --variants: exit %d %s", code, stderr)
+	}
+	vdir := filepath.Join(dir, "stage1-basic.variants.mm-odd-7x129x781-fp16")
+	if code, _, stderr := run(t, "verify", vdir); code != 0 {
+		t.Errorf("verify: exit %d %s", code, stderr)
+	}
+	t.Setenv("GOLDSET_HIDDEN_SECRET", "")
+	for _, args := range [][]string{
+		{"gen", "stage1-basic", "--case", "mm-odd-7x129x781-fp16", "--variants", "2", "--out", dir},
+		{"gen", "stage1-basic", "--variants", "2", "--secret-file", secret, "--out", dir},
+		{"gen", "stage1-basic", "--case", "mm-odd-7x129x781-fp16", "--variants", "-1", "--secret-file", secret, "--out", dir},
+	} {
+		if code, _, _ := run(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
