@@ -5,6 +5,7 @@
                                     [--split public] [--bench] [--reps 50] [--warmup 10]
                                     [--wrong] [--json FILE] [--markdown FILE]
                                     [--dsa-dot fp8|fp16] [--moe-act bf16|fp32]
+                                    [--timing FILE [--profile h200] [--fake-time F]]
 
 Every case runs through goldset.judge (the kernel's outputs go through
 `goldset compare --json`). --bench also times each case's GPU kernels: a
@@ -17,6 +18,13 @@ deliberately broken twins instead (kernels.WRONG_BUG names each bug): every
 case where the bug changes the result must FAIL, and the others (a K that is
 a multiple of the tile, no slot written, no partial last block, a ranking
 that cannot matter) must PASS, since the wrong kernel's answer is right there.
+
+With --bench --timing FILE the per-iteration times go to FILE (schema
+goldset-timing/1, docs/spec.md §12b) and `goldset compare BUNDLE --timing
+FILE` judges them against each case's recorded work: peak_fraction per
+device profile, and FAIL for a time below the --profile device's floor.
+--fake-time F also judges a copy with every time scaled by F (F = 1e-3: a
+time no device can reach, which must FAIL).
 
 Exit status 0 when every verdict is as expected.
 

@@ -144,8 +144,12 @@ func runCompare(ctx context.Context, o compareOptions, w, errw io.Writer) error 
 	if o.timing != "" && o.caseID == "" && len(o.outputs) == 0 {
 		return runTiming(o, m, w)
 	}
-	if o.caseID == "" || len(o.outputs) == 0 {
-		return usagef("compare needs --case and --output (or --timing FILE)")
+	// cobra's wording for a missing required flag (--timing makes both optional)
+	if o.caseID == "" {
+		return usagef(`required flag(s) "case" not set (or judge times with --timing FILE)`)
+	}
+	if len(o.outputs) == 0 {
+		return usagef(`required flag(s) "output" not set (or judge times with --timing FILE)`)
 	}
 	dir := bundleDir(o.bundle)
 	c := m.Case(o.caseID)
