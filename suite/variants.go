@@ -118,7 +118,6 @@ func BuildVariants(ctx context.Context, r *manifests.Recipe, id string, n int, s
 			kept = append(kept, tensors...)
 		}
 		c.Tensors = kept
-		c.Work = nil // the base case's work applies (same params); a variant's counts may differ slightly
 		b, err := json.Marshal(info)
 		if err != nil {
 			return nil, err
