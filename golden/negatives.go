@@ -253,3 +253,25 @@ func attendF32(out, lse []float64, q, kCache, vCache []float32, blockTables, con
 	}
 	lse[b*dims.Hq+h] = float64(m + float32(detmath.Log(float64(sum))))
 }
+
+// MatmulHalfAccumulate is a broken matmul for the margins (docs/spec.md
+// §13c): float32 products summed in order into an accumulator rounded by
+// round (the output's half type) after every addition, as a kernel with
+// an fp16 or bf16 accumulator does.
+func MatmulHalfAccumulate(dst []float64, a, b []float32, m, k, n int, bNK bool, round func(float64) float64) {
+	checkMatmul(dst, a, b, m, k, n)
+	for i := range m {
+		ar := a[i*k : (i+1)*k]
+		for j := range n {
+			s := 0.0
+			for p, x := range ar {
+				y := b[p*n+j]
+				if bNK {
+					y = b[j*k+p]
+				}
+				s = round(s + float64(float32(x*y)))
+			}
+			dst[i*n+j] = s
+		}
+	}
+}

@@ -78,6 +78,22 @@ type Case struct {
 	// Info holds derived facts (selection margins, statistics).
 	Info    json.RawMessage `json:"info,omitempty"`
 	Tensors []Tensor        `json:"tensors"`
+	// Work is the least traffic and arithmetic a correct kernel does for
+	// the case, counted from its data (docs/spec.md §13); nil in bundles
+	// written before it was recorded.
+	Work *Work `json:"work,omitempty"`
+}
+
+// Work is a case's exact work (docs/spec.md §13): the bytes a correct
+// kernel must read and write at least once (pages referenced, valid
+// tokens, selected entries, routed experts; not the padding), and its
+// floating-point operations (a multiply-add is 2), whose operand dtype
+// FlopDType picks a device's peak rate.
+type Work struct {
+	BytesRead    int64  `json:"bytes_read"`
+	BytesWritten int64  `json:"bytes_written"`
+	Flops        int64  `json:"flops"`
+	FlopDType    string `json:"flop_dtype"`
 }
 
 // Tensor is one .npy file of a case.
@@ -205,6 +221,9 @@ func (m *Manifest) Validate() error {
 		ids[c.ID] = true
 		if c.Op == "" {
 			return fmt.Errorf("%w: case %q has no op", ErrInvalid, c.ID)
+		}
+		if w := c.Work; w != nil && (w.BytesRead < 0 || w.BytesWritten < 0 || w.Flops < 0) {
+			return fmt.Errorf("%w: case %q has negative work %+v", ErrInvalid, c.ID, *w)
 		}
 		names := make(map[string]bool, len(c.Tensors))
 		for ti := range c.Tensors {

@@ -259,6 +259,10 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 				}
 				cc.abortOpen()
 				task.End()
+				var work *manifests.Work
+				if err == nil {
+					work, err = caseWork(c.Op, plans[i].params, cc.tensors, cc.facts)
+				}
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {
@@ -269,6 +273,7 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 					continue
 				}
 				mc := manifests.Case{ID: c.ID, Op: c.Op, Split: c.Split, Params: plans[i].params, Tensors: cc.tensors}
+				mc.Work = work
 				if cc.info != nil {
 					b, err := json.Marshal(cc.info)
 					if err != nil {
@@ -354,6 +359,9 @@ type caseCtx struct {
 	open     []*tensorOut // created, not yet closed or aborted
 	started  func()       // the head case's signal (see headFirst), else nil
 	lead     int64        // the head's signal comes with its first tensor of at least lead bytes
+
+	factMu sync.Mutex
+	facts  map[string]int64 // counts the op's work formula needs (addFact)
 }
 
 // abortOpen aborts every tensor a failed builder left open.

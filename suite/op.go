@@ -41,6 +41,13 @@ type op struct {
 	tensorsOf func(params json.RawMessage) (in, out, aux []string)
 	// export names the op in other tools' formats (package export).
 	export exportSpec
+	// work is the case's exact work (docs/spec.md §13) from its params,
+	// tensor entries and the counts its builder recorded (addFact).
+	work func(w workIn) (manifests.Work, error)
+	// probes, when set, computes wrong algorithms whose verdict is not
+	// fixed (a half-precision accumulator may pass at small k): measured
+	// by the discrimination margins (§13c) beside the negative controls.
+	probes func(d caseData) ([]Control, error)
 }
 
 // exportSpec is what the exporters need of an op beyond its tensors.

@@ -9,6 +9,7 @@ import (
 	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/gen"
 	"github.com/goldset/goldset/golden"
+	"github.com/goldset/goldset/manifests"
 )
 
 // ---- reshape_and_cache (docs/spec.md §3) ----
@@ -26,6 +27,7 @@ var _ = register(&op{
 	},
 	plan:     planReshapeAndCache,
 	controls: cacheControls,
+	work:     cacheWork,
 })
 
 // cacheAxes names the dimensions of reshape_and_cache's tensors for the
@@ -119,13 +121,9 @@ func buildReshapeAndCache(c *caseCtx, p *cacheParams) error {
 	if err := c.writeInts(tensorSpec{name: "slot_mapping", role: roleInput, dtype: "int32", shape: []int64{int64(p.TS)}}, sm); err != nil {
 		return err
 	}
-	written := 0
-	for _, s := range sm {
-		if s >= 0 {
-			written++
-		}
-	}
+	written := countValid(sm)
 	c.setInfo("slots_written", written)
+	c.addFact("slots_written", int64(written))
 	c.setInfo("slots_skipped", p.TS-written)
 
 	cshape := []int64{int64(p.NB), int64(p.BS), int64(p.Hkv), int64(p.D)}
@@ -259,4 +257,24 @@ func cacheControls(d caseData) ([]Control, error) {
 	}
 	ctl = append(ctl, Control{Name: "golden_copy", Pass: true, Note: "the golden value cache itself", Outputs: []ControlOutput{d.output("value_cache_out", gold)}})
 	return ctl, nil
+}
+
+// cacheWork: slot_mapping read whole; key and value rows read and their
+// cache slots written only for the slots_written non-negative slots (the
+// caches are updated in place: the rest is never touched).
+func cacheWork(w workIn) (manifests.Work, error) {
+	p, err := decodeWork[cacheParams](w)
+	if err != nil {
+		return manifests.Work{}, err
+	}
+	n, err := w.fact("slots_written")
+	if err != nil {
+		return manifests.Work{}, err
+	}
+	sm, err := w.bytes("slot_mapping")
+	if err != nil {
+		return manifests.Work{}, err
+	}
+	kv := 2 * n * int64(p.Hkv*p.D) * dtypeSize(p.DType)
+	return manifests.Work{BytesRead: sm + kv, BytesWritten: kv, FlopDType: p.DType}, nil
 }

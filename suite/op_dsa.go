@@ -11,6 +11,7 @@ import (
 	"github.com/goldset/goldset/gen"
 	"github.com/goldset/goldset/golden"
 	"github.com/goldset/goldset/internal/dtype"
+	"github.com/goldset/goldset/manifests"
 )
 
 // Shared pieces of the DSA ops (docs/spec.md §8): the paged layout with
@@ -300,6 +301,7 @@ var _ = register(&op{
 	outputs:  []output{{name: "block_header", dtype: "int32", tol: compare.Exact.WithBasis("exact/block_header")}},
 	plan:     planBlockHeader,
 	controls: headerControls,
+	work:     headerWork,
 })
 
 func planBlockHeader(raw json.RawMessage) (*casePlan, error) {
@@ -318,4 +320,28 @@ func planBlockHeader(raw json.RawMessage) (*casePlan, error) {
 		}
 		return l.writeHeader(c)
 	}}, nil
+}
+
+// headerWork: block_table and seq_lens read whole, the header written.
+func headerWork(w workIn) (manifests.Work, error) {
+	return wholeWork(w, []string{"block_table", "seq_lens"}, []string{"block_header"}, 0, "int32")
+}
+
+// facts records a paged indexer's counts for its work formula: the
+// distinct slots some row reads, the referenced pages and the (row, key)
+// pairs scored (row j of sequence b sees L_b - nn + j + 1 keys).
+func (l *dsaLayout) facts(c *caseCtx, nn int) {
+	var keys int64
+	for _, r := range l.read {
+		if r {
+			keys++
+		}
+	}
+	c.addFact("kv_tokens", keys)
+	for _, L := range l.lens {
+		c.addFact("pages", int64(numBlocksDSA(int(L))))
+		for j := range nn {
+			c.addFact("scored", int64(int(L)-nn+j+1))
+		}
+	}
 }

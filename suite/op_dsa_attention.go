@@ -10,6 +10,7 @@ import (
 	"github.com/goldset/goldset/gen"
 	"github.com/goldset/goldset/golden"
 	"github.com/goldset/goldset/internal/detmath"
+	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/npy"
 )
 
@@ -27,6 +28,7 @@ var _ = register(&op{
 	aux:       []string{"row_stats"},
 	plan:      planDSAAttention,
 	controls:  dsaAttentionControls,
+	work:      dsaAttentionWork,
 	judgeData: dsaAttentionJudgeData,
 })
 
@@ -129,6 +131,8 @@ func buildDSAAttention(c *caseCtx, p *dsaAttnParams) error {
 			selSlots = append(selSlots, s)
 		}
 	}
+	c.addFact("slots", int64(len(selSlots)))
+	c.addFact("selected", int64(countValid(idx)))
 	parts := []*dsaCachePart{{name: "ckv_cache", d: p.DC}, {name: "kpe_cache", d: p.DR}}
 	for _, pt := range parts {
 		pt.draw(c, selSlots)
@@ -462,4 +466,27 @@ func dsaAttentionControls(d caseData) ([]Control, error) {
 		return nil, err
 	}
 	return append(ctl, hc...), nil
+}
+
+// dsaAttentionWork: the queries, indices, block table and seq_lens read
+// whole; the ckv and kpe rows of the distinct selected slots read once;
+// out, lse and the header written. Every valid index of a row costs each
+// head a QK product over dc+dr and a PV product over dc.
+func dsaAttentionWork(w workIn) (manifests.Work, error) {
+	p, err := decodeWork[dsaAttnParams](w)
+	if err != nil {
+		return manifests.Work{}, err
+	}
+	var s sumErr
+	s.add(w.bytes("q_nope", "q_pe", "sparse_indices", "block_table", "seq_lens"))
+	slots, err := w.fact("slots")
+	s.add(slots*int64(p.DC+p.DR)*2, err)
+	sel, err := w.fact("selected")
+	s.add(0, err)
+	wr, err := w.bytes("out", "lse", "block_header")
+	s.add(0, err)
+	if s.err != nil {
+		return manifests.Work{}, s.err
+	}
+	return manifests.Work{BytesRead: s.v, BytesWritten: wr, Flops: sel * int64(p.H) * int64(4*p.DC+2*p.DR), FlopDType: "bfloat16"}, nil
 }

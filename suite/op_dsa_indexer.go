@@ -15,6 +15,7 @@ import (
 	"github.com/goldset/goldset/internal/cpuslots"
 	"github.com/goldset/goldset/internal/dtype"
 	"github.com/goldset/goldset/internal/hugemem"
+	"github.com/goldset/goldset/manifests"
 )
 
 // ---- dsa_index_cache (docs/spec.md §8a) ----
@@ -28,6 +29,7 @@ var _ = register(&op{
 	plan:      planDSAIndexCache,
 	controls:  dsaIndexCacheControls,
 	tensorsOf: dsaIndexCacheTensors,
+	work:      dsaIndexCacheWork,
 })
 
 // dsaCacheAlt is the aux tensor of an fp32-scale index cache: the cache
@@ -102,6 +104,7 @@ func buildDSAIndexCache(c *caseCtx, p *dsaCacheParams) error {
 	if err := c.writeInts(tensorSpec{name: "slot_mapping", role: roleInput, dtype: "int32", shape: []int64{int64(p.T)}}, sm); err != nil {
 		return err
 	}
+	c.addFact("slots_written", int64(countValid(sm)))
 	cache := dsaCanaryCache(p.NB, p.DI)
 	shape := []int64{int64(p.NB), int64(golden.DSABlockBytes(p.DI))}
 	if err := c.writeBytes(tensorSpec{name: "index_cache", role: roleInput, dtype: "uint8", shape: shape}, cache); err != nil {
@@ -285,6 +288,7 @@ var _ = register(&op{
 	controls:  dsaIndexerControls,
 	judgeData: dsaIndexerJudgeData,
 	tensorsOf: dsaIndexerTensors,
+	work:      dsaIndexerWork,
 })
 
 // dsaIndexerTensors names the tensors of each layout, in manifest order.
@@ -712,6 +716,7 @@ func buildDSAPaged(c *caseCtx, p *dsaIndexerParams) error {
 		return err
 	}
 	B, NN, W := int64(pr.dims.B), int64(p.NN), int64(pr.l.maxb*dsaPS)
+	pr.l.facts(c, p.NN)
 	if err := c.writeBytes(tensorSpec{name: "q", role: roleInput, dtype: "float8_e4m3fn", shape: []int64{B, NN, int64(p.HI), int64(p.DI)}}, pr.q); err != nil {
 		return err
 	}
@@ -798,6 +803,11 @@ func buildDSARagged(c *caseCtx, p *dsaIndexerParams) error {
 		return err
 	}
 	S := S0 + dsaRaggedCanaries
+	c.addFact("kv_tokens", int64(S0))
+	for t := range ks {
+		c.addFact("scored", int64(ke[t]-ks[t]))
+	}
+	c.addFact("pages", 0)
 	// Quantize the kv rows through the golden index-cache writer (one
 	// slot per row), then read codes and scales back; the canary rows
 	// past S0 stay NaN.
@@ -1194,4 +1204,55 @@ func dsaCodes(v []float64) ([]byte, []float32) {
 		f[i] = float32(x)
 	}
 	return codes, f
+}
+
+// dsaIndexCacheWork: slot_mapping read whole; the bf16 key rows of the
+// slots_written non-negative slots read, their fp8 codes and scale
+// written in place; quantizing costs an abs-max and a scale an element.
+func dsaIndexCacheWork(w workIn) (manifests.Work, error) {
+	p, err := decodeWork[dsaCacheParams](w)
+	if err != nil {
+		return manifests.Work{}, err
+	}
+	n, err := w.fact("slots_written")
+	if err != nil {
+		return manifests.Work{}, err
+	}
+	sm, err := w.bytes("slot_mapping")
+	if err != nil {
+		return manifests.Work{}, err
+	}
+	return manifests.Work{BytesRead: sm + n*int64(p.DI)*2, BytesWritten: n * int64(golden.DSABlockBytes(p.DI)/dsaPS),
+		Flops: 2 * n * int64(p.DI), FlopDType: "bfloat16"}, nil
+}
+
+// dsaIndexerWork: q, weights and the sequence metadata read whole, the
+// block-table entries of referenced pages (paged) and each distinct key a
+// row sees once (codes and scale); every (row, key) pair scored costs each
+// indexer head a di-long fp8 product and its ReLU-weighted sum. The
+// outputs are written whole.
+func dsaIndexerWork(w workIn) (manifests.Work, error) {
+	p, err := decodeWork[dsaIndexerParams](w)
+	if err != nil {
+		return manifests.Work{}, err
+	}
+	_, out, _ := dsaIndexerTensors(w.params)
+	whole := []string{"q", "weights", "seq_lens"}
+	if p.Layout == "ragged" {
+		whole = []string{"q", "weights", "ks", "ke"}
+	}
+	var s sumErr
+	s.add(w.bytes(whole...))
+	keys, err := w.fact("kv_tokens")
+	s.add(keys*int64(p.DI+4), err)
+	pages, err := w.fact("pages")
+	s.add(4*pages, err)
+	scored, err := w.fact("scored")
+	s.add(0, err)
+	wr, err := w.bytes(out...)
+	s.add(0, err)
+	if s.err != nil {
+		return manifests.Work{}, s.err
+	}
+	return manifests.Work{BytesRead: s.v, BytesWritten: wr, Flops: scored * int64(p.HI) * int64(2*p.DI+2), FlopDType: "float8_e4m3fn"}, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/golden"
+	"github.com/goldset/goldset/manifests"
 )
 
 // matmul: C = A @ B, A [m,k], B [k,n] ("KN") or [n,k] ("NK"), float64
@@ -17,6 +18,8 @@ var _ = register(&op{
 	outputs:  []output{{name: "c", truth: true, tol: compare.MatmulLike}},
 	plan:     planMatmul,
 	controls: matmulControls,
+	work:     matmulWork,
+	probes:   matmulProbes,
 })
 
 // ---- matmul (docs/spec.md §1) ----
@@ -157,4 +160,34 @@ func matmulControls(d caseData) ([]Control, error) {
 	}
 	ctl = append(ctl, Control{Name: "fp32_accumulate", Pass: true, Note: "an honest kernel: fp32 products and sums in order, rounded to the output dtype", Outputs: []ControlOutput{d.output("c", f32)}})
 	return ctl, nil
+}
+
+// matmulWork: A and B read once, C written once, 2*m*k*n flops.
+func matmulWork(w workIn) (manifests.Work, error) {
+	p, err := decodeWork[matmulParams](w)
+	if err != nil {
+		return manifests.Work{}, err
+	}
+	return wholeWork(w, []string{"a", "b"}, []string{"c"}, 2*int64(p.M)*int64(p.K)*int64(p.N), p.DType)
+}
+
+// matmulProbes: a half-precision accumulator (fp16 or bf16 HGEMM), the
+// nearest wrong algorithm; at small k it may pass, so it is a probe for
+// the margins (§13c), not a control.
+func matmulProbes(d caseData) ([]Control, error) {
+	var p matmulParams
+	if err := json.Unmarshal(d.c.Params, &p); err != nil || p.DType == "float32" {
+		return nil, err
+	}
+	a, err := d.f32("a")
+	if err != nil {
+		return nil, err
+	}
+	b, err := d.f32("b")
+	if err != nil {
+		return nil, err
+	}
+	half := make([]float64, p.M*p.N)
+	golden.MatmulHalfAccumulate(half, a, b, p.M, p.K, p.N, p.BLayout == "NK", func(v float64) float64 { return roundTo(p.DType, v) })
+	return []Control{{Name: "half_accumulate", Note: "fp32 products summed in a " + p.DType + " accumulator", Outputs: []ControlOutput{d.output("c", half)}}}, nil
 }

@@ -34,6 +34,7 @@ var _ = register(&op{
 	outputs: []output{{name: "codes", dtype: dtE2M1, tol: compare.MXValue}, {name: "scales", dtype: dtE8M0, tol: compare.MXScale}},
 	aux:     []string{mxCodesAlt, mxScalesAlt},
 	plan:    planMXQuantize, controls: mxQuantizeControls, mask: mxScaleMask, tensorsOf: mxQuantizeTensors,
+	work: mxElementWork([]string{"x"}, []string{"codes", "scales"}, 2),
 })
 
 // The accepted alternative of rceil quantize cases that reach float32
@@ -75,6 +76,7 @@ var _ = register(&op{
 	inputs:  []string{"codes", "scales"},
 	outputs: []output{{name: "y", tol: compare.MXValue}},
 	plan:    planMXDequantize, controls: mxDequantizeControls,
+	work: mxElementWork([]string{"codes", "scales"}, []string{"y"}, 1),
 })
 
 var _ = register(&op{
@@ -84,6 +86,7 @@ var _ = register(&op{
 	outputs: []output{{name: "fp8", dtype: dtE4M3, tol: compare.MXValue}, {name: "scale", dtype: dtE8M0, tol: compare.MXScale},
 		{name: "scale_f32", dtype: "float32", tol: compare.MXScale}, {name: "inexact", dtype: "uint8", tol: compare.Exact}},
 	plan: planMXToFP8, controls: mxToFP8Controls, mask: mxScaleMask,
+	work: mxElementWork([]string{"codes", "scales"}, []string{"fp8", "scale", "scale_f32", "inexact"}, 1),
 })
 
 // ---- shared ----
@@ -977,4 +980,20 @@ func naiveFold(fp8, gs []uint8, gsf []float32, inexact []bool, codes, scales []u
 		}
 	}
 	return count, nil
+}
+
+// mxElementWork: the MXFP4 element ops read their inputs and write their
+// outputs whole, at perElem float32 operations an element (quantize: an
+// abs-max and a scale; dequantize and fp8: a scale).
+func mxElementWork(in, out []string, perElem int64) func(workIn) (manifests.Work, error) {
+	return func(w workIn) (manifests.Work, error) {
+		p, err := decodeWork[struct {
+			Rows int `json:"rows"`
+			K    int `json:"k"`
+		}](w)
+		if err != nil {
+			return manifests.Work{}, err
+		}
+		return wholeWork(w, in, out, perElem*int64(p.Rows)*int64(p.K), "float32")
+	}
 }

@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/goldset/goldset/golden"
 	"github.com/goldset/goldset/internal/detmath"
 	"github.com/goldset/goldset/internal/dtype"
+	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/npy"
 )
 
@@ -24,18 +26,21 @@ var _ = register(&op{
 	name: "mxfp4_gemm", inputs: []string{"x", "w_codes", "w_scales"}, outputs: gemmOutputs, aux: []string{"s"},
 	export: exportSpec{flashinfer: "gemm", ascend: "Mxfp4Gemm"},
 	plan:   planMXGEMM(gemmBF16), controls: mxGEMMControls,
+	work: mxGEMMWork([]string{"x", "w_codes", "w_scales"}, "bfloat16"),
 })
 
 var _ = register(&op{
 	name: "mxfp4_gemm_a4w4", inputs: []string{"x", "x_codes", "x_scales", "w_codes", "w_scales"}, outputs: gemmOutputs, aux: []string{"s"},
 	export: exportSpec{flashinfer: "gemm", ascend: "Mxfp4GemmA4W4"},
 	plan:   planMXGEMM(gemmA4W4), controls: mxGEMMControls,
+	work: mxGEMMWork([]string{"x_codes", "x_scales", "w_codes", "w_scales"}, dtE2M1),
 })
 
 var _ = register(&op{
 	name: "mxfp4_gemm_w4a8", inputs: []string{"x", "x_fp8", "x_scales", "w_codes", "w_scales"}, outputs: gemmOutputs, aux: []string{"s"},
 	export: exportSpec{flashinfer: "gemm", ascend: "Mxfp4GemmW4A8"},
 	plan:   planMXGEMM(gemmW4A8), controls: mxGEMMControls,
+	work: mxGEMMWork([]string{"x_fp8", "x_scales", "w_codes", "w_scales"}, dtE4M3),
 })
 
 var _ = register(&op{
@@ -45,6 +50,7 @@ var _ = register(&op{
 	outputs: []output{{name: "out", truth: true, tol: compare.MXGEMM}},
 	aux:     []string{"s", "topk_ids", "topk_weights"},
 	plan:    planMXMoE, controls: mxMoEControls,
+	work: mxMoEWork,
 })
 
 type gemmVariant uint8
@@ -536,6 +542,12 @@ func buildMXMoE(c *caseCtx, p mxMoEParams) error {
 		counts[e]++
 	}
 	c.setInfo("tokens_per_expert", counts)
+	c.addFact("routed", int64(len(ids)))
+	for _, n := range counts {
+		if n > 0 {
+			c.addFact("experts", 1) // an expert some token is routed to
+		}
+	}
 	var hot int64
 	for _, n := range counts {
 		hot = max(hot, n)
@@ -823,4 +835,43 @@ func mxMoEControls(d caseData) ([]Control, error) {
 	}
 	ctl = append(ctl, Control{Name: "fp32_accumulate", Pass: true, Note: "an honest kernel: dequantized weights, float32 GEMMs, SwiGLU and combine inputs", Outputs: []ControlOutput{d.output("out", f32)}})
 	return ctl, nil
+}
+
+// mxGEMMWork: the operands the variant's kernel consumes (pre-quantized
+// activations for a4w4 and w4a8, not x) read whole, y written whole,
+// 2*m*n*k flops in the activations' dtype.
+func mxGEMMWork(in []string, flopDType string) func(workIn) (manifests.Work, error) {
+	return func(w workIn) (manifests.Work, error) {
+		p, err := decodeWork[mxGEMMParams](w)
+		if err != nil {
+			return manifests.Work{}, err
+		}
+		return wholeWork(w, in, []string{"y"}, 2*int64(p.M)*int64(p.N)*int64(p.K), flopDType)
+	}
+}
+
+// mxMoEWork: x and the router logits read whole; the weights, scales and
+// biases of the experts some token is routed to read once; out written.
+// Each of the t*topk routed (token, expert) pairs costs the gate-up
+// product (2*hd*2i) and the down product (2*i*hd).
+func mxMoEWork(w workIn) (manifests.Work, error) {
+	p, err := decodeWork[mxMoEParams](w)
+	if err != nil {
+		return manifests.Work{}, err
+	}
+	var s, per sumErr
+	s.add(w.bytes("x", "router_logits"))
+	for _, t := range []string{"w1_codes", "w1_scales", "b1", "w2_codes", "w2_scales", "b2"} {
+		per.add(w.rowBytes(t))
+	}
+	experts, err := w.fact("experts")
+	s.add(experts*per.v, cmp.Or(err, per.err))
+	routed, err := w.fact("routed")
+	s.add(0, err)
+	wr, err := w.bytes("out")
+	s.add(0, err)
+	if s.err != nil {
+		return manifests.Work{}, s.err
+	}
+	return manifests.Work{BytesRead: s.v, BytesWritten: wr, Flops: 6 * routed * int64(p.Hd) * int64(p.I), FlopDType: "bfloat16"}, nil
 }

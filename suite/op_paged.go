@@ -7,6 +7,7 @@ import (
 
 	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/golden"
+	"github.com/goldset/goldset/manifests"
 )
 
 // paged_attention: decode attention over a paged KV cache, one query
@@ -18,6 +19,7 @@ var _ = register(&op{
 	outputs:  attentionOutputs,
 	plan:     planPagedAttention,
 	controls: attentionControls,
+	work:     pagedWork,
 })
 
 // pagedAxes names the dimensions of paged_attention's tensors for the
@@ -243,4 +245,31 @@ func wrongSelection(sel, cl []int32, bs, k int) ([]float64, bool) {
 		}
 	}
 	return nil, false
+}
+
+// pagedWork: query and context_lens read whole, the block-table entries
+// of the referenced pages, and K and V of every distinct valid token once
+// (padding past L and unreferenced blocks are not read); out and lse
+// written. Each (query head, valid token) pair costs a QK and a PV
+// product of length d.
+func pagedWork(w workIn) (manifests.Work, error) {
+	p, err := decodeWork[pagedParams](w)
+	if err != nil {
+		return manifests.Work{}, err
+	}
+	tok := int64(p.Hkv*p.D) * dtypeSize(p.DType)
+	var s sumErr
+	s.add(w.bytes("query", "context_lens"))
+	pages, err := w.fact("pages")
+	s.add(4*pages, err)
+	kv, err := w.fact("kv_tokens")
+	s.add(2*kv*tok, err)
+	tokens, err := w.fact("tokens")
+	s.add(0, err)
+	wr, err := w.bytes("out", "lse")
+	s.add(0, err)
+	if s.err != nil {
+		return manifests.Work{}, s.err
+	}
+	return manifests.Work{BytesRead: s.v, BytesWritten: wr, Flops: 4 * tokens * int64(p.Hq*p.D), FlopDType: p.DType}, nil
 }

@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/golden"
 	"github.com/goldset/goldset/internal/hugemem"
+	"github.com/goldset/goldset/manifests"
 )
 
 // ---- quest (docs/spec.md §5) ----
@@ -38,6 +40,7 @@ var _ = register(&op{
 	aux:      []string{"dense_out"},
 	plan:     planQuest,
 	controls: attentionControls,
+	work:     questWork,
 	mask:     questMetaMask,
 })
 
@@ -381,6 +384,7 @@ func buildQuest(c *caseCtx, p *questParams) error {
 		if err := outs[3].i32(r.sel); err != nil {
 			return err
 		}
+		questSelFacts(c, r.sel, l.lens[b], p.BS, hsel, Hq, Hkv, p.K)
 		c.tick()
 		return nil
 	}
@@ -550,4 +554,65 @@ func questMetaMask(d caseData, output string, shape []int64) ([]bool, error) {
 		}
 	}
 	return mask, nil
+}
+
+// questSelFacts records what sparse attention over a sequence's selection
+// reads: sel_tokens, the valid tokens each query head attends (a row of a
+// kv_group_sum selection serves its group's heads), and sel_kv_tokens,
+// the distinct (KV head, token) pairs whose values are read.
+func questSelFacts(c *caseCtx, sel []int32, L, bs, hsel, hq, hkv, k int) {
+	g := hq / hkv
+	blockTokens := func(i int32) int64 { return int64(min(bs, L-int(i)*bs)) }
+	var attended, kv int64
+	seen := make(map[[2]int32]bool)
+	for row := range hsel {
+		kvh, heads := row, g // kv_group_sum: a row per KV head
+		if hsel == hq {
+			kvh, heads = row/g, 1
+		}
+		for _, i := range sel[row*k : (row+1)*k] {
+			if i < 0 {
+				continue
+			}
+			attended += int64(heads) * blockTokens(i)
+			if key := [2]int32{int32(kvh), i}; !seen[key] {
+				seen[key] = true
+				kv += blockTokens(i)
+			}
+		}
+	}
+	c.addFact("sel_tokens", attended)
+	c.addFact("sel_kv_tokens", kv)
+}
+
+// questWork: query and context_lens read whole, the referenced pages'
+// block-table entries, every distinct valid key once (the block metadata
+// needs them all) and the values of the selected blocks' KV heads once;
+// the graded kmax/kmin blocks, scores, selected, out and lse written.
+// Flops: a max and a min per key element (metadata), the score of every
+// (query head, block) (two products, a max and a sum a dim), and a QK and
+// a PV product per attended (query head, token).
+func questWork(w workIn) (manifests.Work, error) {
+	p, err := decodeWork[questParams](w)
+	if err != nil {
+		return manifests.Work{}, err
+	}
+	es, hd := dtypeSize(p.DType), int64(p.Hkv*p.D)
+	var r, wr sumErr
+	var f = map[string]int64{}
+	for _, k := range []string{"pages", "kv_tokens", "sel_tokens", "sel_kv_tokens"} {
+		v, err := w.fact(k)
+		r.add(0, err)
+		f[k] = v
+	}
+	r.add(w.bytes("query", "context_lens"))
+	r.add(4*f["pages"]+f["kv_tokens"]*hd*es+f["sel_kv_tokens"]*int64(p.D)*es, nil)
+	wr.add(w.bytes("scores", "selected", "out", "lse"))
+	wr.add(2*f["pages"]*hd*es, nil)
+	if err := cmp.Or(r.err, wr.err); err != nil {
+		return manifests.Work{}, err
+	}
+	D := int64(p.D)
+	flops := 2*f["kv_tokens"]*hd + 4*D*int64(p.Hq)*f["pages"] + 4*D*f["sel_tokens"]
+	return manifests.Work{BytesRead: r.v, BytesWritten: wr.v, Flops: flops, FlopDType: p.DType}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/gen"
 	"github.com/goldset/goldset/golden"
+	"github.com/goldset/goldset/manifests"
 )
 
 // softmax: row softmax of x [m,n] with the online state (row max, row
@@ -24,6 +25,7 @@ var _ = register(&op{
 	},
 	plan:     planSoftmax,
 	controls: softmaxControls,
+	work:     softmaxWork,
 })
 
 // ---- softmax (docs/spec.md §2) ----
@@ -250,4 +252,14 @@ func softmaxControls(d caseData) ([]Control, error) {
 	ctl = append(ctl, Control{Name: "fp32_online", Pass: true, Note: "an honest kernel: fp32 max, exp and sum", Outputs: []ControlOutput{
 		d.output("y", y), d.output("row_max", rmax), d.output("row_sum", rsum)}})
 	return ctl, nil
+}
+
+// softmaxWork: x read once, y and the row state written once; 4 float32
+// operations an element (max, subtract, sum, scale; exp is not counted).
+func softmaxWork(w workIn) (manifests.Work, error) {
+	p, err := decodeWork[softmaxParams](w)
+	if err != nil {
+		return manifests.Work{}, err
+	}
+	return wholeWork(w, []string{"x"}, []string{"y", "row_max", "row_sum"}, 4*int64(p.M)*int64(p.N), "float32")
 }

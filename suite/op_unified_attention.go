@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/goldset/goldset/golden"
+	"github.com/goldset/goldset/manifests"
 )
 
 // unified_attention: vLLM V1's mixed-batch paged attention (decode rows,
@@ -20,6 +21,7 @@ var _ = register(&op{
 	plan:     planUnified,
 	controls: unifiedControls,
 	mask:     unifiedMask,
+	work:     unifiedWork,
 	export:   exportSpec{flashinfer: "gqa_paged", ascend: "UnifiedAttention", axes: unifiedAxes},
 })
 
@@ -289,6 +291,14 @@ func buildUnified(c *caseCtx, p *unifiedParams) error {
 	layoutInfo(c, l)
 	actual := int(b.qsl[b.S])
 	c.setInfo("num_actual_tokens", actual)
+	// For the work formula: real query tokens and the (query token, key)
+	// pairs the causal mask lets through, sum of ctx+i+1 over each row's
+	// tokens.
+	c.addFact("query_tokens", int64(actual))
+	for _, r := range b.rows {
+		q, ctx := int64(r.QLen), int64(r.Context-r.QLen)
+		c.addFact("attended", q*ctx+q*(q+1)/2)
+	}
 	c.setInfo("num_reqs", len(b.rows))
 	if len(p.Rows) == 0 {
 		c.setInfo("rows", b.rows)
@@ -498,4 +508,32 @@ func unifiedControls(d caseData) ([]Control, error) {
 	}
 	ctl = append(ctl, Control{Name: "bf16_roundtrip", Note: "the float32 lse rounded through bfloat16", Outputs: []ControlOutput{d.output("lse", bf16RoundTrip(lseG))}})
 	return ctl, nil
+}
+
+// unifiedWork: the real query tokens, seq_lens and query_start_loc, the
+// block-table entries of the referenced pages and K and V of every
+// distinct valid token once (graph padding, zero-length rows and
+// unreferenced blocks are not read); out and lse of the real tokens
+// written. Each (query head, attended key) pair costs a QK and a PV
+// product of length d.
+func unifiedWork(w workIn) (manifests.Work, error) {
+	p, err := decodeWork[unifiedParams](w)
+	if err != nil {
+		return manifests.Work{}, err
+	}
+	e := dtypeSize(p.DType)
+	var s sumErr
+	qt, err := w.fact("query_tokens")
+	s.add(qt*int64(p.Hq*p.D)*e, err)
+	s.add(w.bytes("seq_lens", "query_start_loc"))
+	pages, err := w.fact("pages")
+	s.add(4*pages, err)
+	kv, err := w.fact("kv_tokens")
+	s.add(2*kv*int64(p.Hkv*p.D)*e, err)
+	att, err := w.fact("attended")
+	s.add(0, err)
+	if s.err != nil {
+		return manifests.Work{}, s.err
+	}
+	return manifests.Work{BytesRead: s.v, BytesWritten: qt * int64(p.Hq) * (int64(p.D)*e + 4), Flops: 4 * att * int64(p.Hq*p.D), FlopDType: p.DType}, nil
 }

@@ -596,6 +596,13 @@ func layoutInfo(c *caseCtx, l *layout) {
 	c.setInfo("context_len_mean", float64(sum)/float64(len(l.lens)))
 	c.setInfo("context_len_max", mx)
 	c.setInfo("kv_bytes", 2*int64(sum)*int64(l.p.Hkv*l.p.D)*dtypeSize(l.p.DType))
+	// For the work formulas: valid tokens, distinct ones (a shared block
+	// is full and read once) and the referenced pages.
+	c.addFact("tokens", int64(sum))
+	c.addFact("kv_tokens", int64(sum-len(l.shared)*l.p.BS))
+	for _, n := range l.nb {
+		c.addFact("pages", int64(n))
+	}
 	if l.poison >= 0 {
 		c.setInfo("poison_block", l.poison)
 	}

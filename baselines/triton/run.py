@@ -5,6 +5,7 @@
                                     [--split public] [--bench] [--reps 50] [--warmup 10]
                                     [--wrong] [--json FILE] [--markdown FILE]
                                     [--dsa-dot fp8|fp16] [--moe-act bf16|fp32]
+                                    [--timing FILE [--profile h200] [--fake-time F]]
 
 Every case runs through goldset.judge (the kernel's outputs go through
 `goldset compare --json`). --bench also times each case's GPU kernels: a
@@ -17,6 +18,13 @@ deliberately broken twins instead (kernels.WRONG_BUG names each bug): every
 case where the bug changes the result must FAIL, and the others (a K that is
 a multiple of the tile, no slot written, no partial last block, a ranking
 that cannot matter) must PASS, since the wrong kernel's answer is right there.
+
+With --bench --timing FILE the per-iteration times go to FILE (schema
+goldset-timing/1, docs/spec.md §13b) and `goldset compare BUNDLE --timing
+FILE` judges them against each case's recorded work: peak_fraction per
+device profile, and FAIL for a time below the --profile device's floor.
+--fake-time F also judges a copy with every time scaled by F (F = 1e-3: a
+time no device can reach, which must FAIL).
 
 Exit status 0 when every verdict is as expected.
 
@@ -75,7 +83,7 @@ def bench(launch, reps, warmup):
         e.record()
         e.synchronize()
         times.append(s.elapsed_time(e) * 1e-3)
-    return statistics.median(times), mode
+    return times, mode
 
 
 def make_kernel(args, timings):
@@ -88,8 +96,10 @@ def make_kernel(args, timings):
         if args.bench:
             # outputs are final: a replay writes the same values again
             snap = {k: v.clone() for k, v in outputs.items()}
-            t, mode = bench(launch, args.reps, args.warmup)
-            timings[case.id] = {"time_s": t, "bytes": nbytes, "gbps": nbytes / t / 1e9, "mode": mode}
+            times, mode = bench(launch, args.reps, args.warmup)
+            t = statistics.median(times)
+            timings[case.id] = {"time_s": t, "bytes": nbytes, "gbps": nbytes / t / 1e9, "mode": mode,
+                                "times_ms": [x * 1e3 for x in times]}
             outputs = snap
         return outputs
 
@@ -113,6 +123,12 @@ def main():
     ap.add_argument("--moe-act", choices=["bf16", "fp32"],
                     help="force the MXFP4 MoE's activations between its GEMMs to bf16 or fp32 "
                          "(default: as the case's act_round says)")
+    ap.add_argument("--timing", help="with --bench: write the per-iteration times (goldset-timing/1) here "
+                                     "and judge them with goldset compare --timing (peak_fraction, the floor)")
+    ap.add_argument("--profile", default="h200", help="the device profile whose time floor is enforced")
+    ap.add_argument("--fake-time", type=float,
+                    help="also judge a copy of the timing file with every time scaled by this factor "
+                         "(e.g. 1e-3: a time below the floor, which goldset must reject)")
     ap.add_argument("--json", help="write every result here")
     ap.add_argument("--markdown", help="write the results table (markdown) here")
     args = ap.parse_args()
@@ -141,6 +157,8 @@ def main():
                 unexpected += 1
                 print(f"UNEXPECTED {r.id}: {r.status} ({r.binding()})", flush=True)
         docs.append(res.to_json())
+        if args.bench and args.timing:
+            judge_timing(args, path, res.bundle.digest, timings)
     if args.bench:
         print("\nbench (median of %d, L2 flushed):" % args.reps)
         for r in rows:
@@ -157,6 +175,28 @@ def main():
         with open(args.markdown, "w") as f:
             f.write(markdown(rows, args))
     sys.exit(1 if unexpected or not rows else 0)
+
+
+def judge_timing(args, bundle, digest, timings):
+    """Writes the timing file for one bundle and judges it (and a faked copy)."""
+    import subprocess
+    doc = {"schema": "goldset-timing/1", "bundle_digest": digest, "profile": args.profile,
+           "device": torch.cuda.get_device_name(), "kernel": "goldset triton baseline",
+           "cases": [{"case": cid, "times_ms": t["times_ms"], "warmup": args.warmup, "l2_flushed": True}
+                     for cid, t in timings.items()]}
+    gs = args.goldset or os.environ.get("GOLDSET_BIN") or "goldset"
+    runs = [(args.timing, doc)]
+    if args.fake_time:
+        fake = json.loads(json.dumps(doc))
+        for c in fake["cases"]:
+            c["times_ms"] = [x * args.fake_time for x in c["times_ms"]]
+        runs.append((args.timing + ".fake.json", fake))
+    for path, d in runs:
+        with open(path, "w") as f:
+            json.dump(d, f)
+        p = subprocess.run([gs, "compare", bundle, "--timing", path], capture_output=True, text=True)
+        print(f"\n$ goldset compare {bundle} --timing {path}  (exit {p.returncode})")
+        print(p.stdout + p.stderr, flush=True)
 
 
 def markdown(rows, args):

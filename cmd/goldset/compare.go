@@ -22,6 +22,8 @@ type compareOptions struct {
 	json    bool
 	partial bool
 	quiet   bool
+	timing  string // a timing file (judge package): judged instead of, or besides, outputs
+	profile string // the device profile whose floor the timing must respect
 }
 
 func newCompareCmd(s *streams) *cobra.Command {
@@ -53,6 +55,15 @@ candidate's header (shape, dtype, byte order, memory order) is judged before
 its data is read. Candidates must be regular files (no links, FIFOs or
 devices).
 
+--timing FILE judges the per-iteration kernel times the Python judge wrote
+(schema goldset-timing/1, docs/spec.md §13b) against each case's recorded
+work: median, a seeded bootstrap 95% interval of the median, achieved
+bandwidth and FLOP rate, peak_fraction per device profile (h200, b200,
+ascend910b), and FAIL for any time below max(bytes / peak bandwidth,
+flops / peak FLOP/s) of the device it ran on (--profile, or the file's
+profile; neither: the lowest floor of all). With --timing, --case and
+--output are optional.
+
 Exit status: 0 when every output passes, 3 when one fails (a wrong shape or
 dtype, or a golden failing its sha256, counts as a failure), 2 for an unknown
 case or output name, 1 when a file cannot be read.`,
@@ -61,7 +72,8 @@ case or output name, 1 when a file cannot be read.`,
   goldset compare out/stage1-basic --case mm-512-bf16 --output c=outputs.safetensors
   goldset compare out/stage1-basic --case mm-512-bf16 --output c=c.bin
   goldset compare out/stage2-paged --case quest-planted-k8-bf16 \
-      --output selected=sel.npy --output out=o.npy --output lse=lse.npy --json`,
+      --output selected=sel.npy --output out=o.npy --output lse=lse.npy --json
+  goldset compare out/stage1-basic --timing timing.json --profile h200`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
@@ -73,8 +85,8 @@ case or output name, 1 when a file cannot be read.`,
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the reports as JSON")
 	cmd.Flags().BoolVar(&o.partial, "partial", false, "judge only the outputs given (the others are listed as skipped)")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress output")
-	cmd.MarkFlagRequired("case")
-	cmd.MarkFlagRequired("output")
+	cmd.Flags().StringVar(&o.timing, "timing", "", "FILE: judge the kernel times in FILE (goldset-timing/1 JSON)")
+	cmd.Flags().StringVar(&o.profile, "profile", "", "device profile whose time floor is enforced (h200, b200, ascend910b)")
 	cmd.RegisterFlagCompletionFunc("case", completeBundleCases)
 	markArgs(cmd, inputDir, "bundle")
 	markPath(cmd, "output", inputFile, "candidate")
@@ -139,6 +151,16 @@ func runCompare(ctx context.Context, o compareOptions, w, errw io.Writer) error 
 		}
 		return err
 	}
+	if o.timing != "" && o.caseID == "" && len(o.outputs) == 0 {
+		return runTiming(o, m, w)
+	}
+	// cobra's wording for a missing required flag (--timing makes both optional)
+	if o.caseID == "" {
+		return usagef(`required flag(s) "case" not set (or judge times with --timing FILE)`)
+	}
+	if len(o.outputs) == 0 {
+		return usagef(`required flag(s) "output" not set (or judge times with --timing FILE)`)
+	}
 	dir := bundleDir(o.bundle)
 	c := m.Case(o.caseID)
 	if c == nil {
@@ -192,6 +214,9 @@ func runCompare(ctx context.Context, o compareOptions, w, errw io.Writer) error 
 	}
 	if res.Status != compare.Pass {
 		return errFailed
+	}
+	if o.timing != "" {
+		return runTiming(o, m, w)
 	}
 	return nil
 }

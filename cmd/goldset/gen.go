@@ -42,6 +42,7 @@ type genOptions struct {
 	overwrite  bool
 	dryRun     bool
 	noSpace    bool
+	variants   int // replay-proof variants of the --case cases (variants.go)
 }
 
 func newGenCmd(s *streams) *cobra.Command {
@@ -70,11 +71,19 @@ Hidden cases (split "hidden") take their seeds from HMAC-SHA256(secret, case
 id); the secret comes from --secret-file or $GOLDSET_HIDDEN_SECRET, and the
 manifest publishes sha256(secret) as a commitment.
 
+Replay-proof variants: --variants N with --case ID builds, into
+OUT/<suite>.variants.<ID>, N input variants of the case (seeds
+HMAC-SHA256(secret, "<ID>.v<i>")), each with its inputs, the reference
+values of an HMAC-chosen 1.5% of every output's rows and the full golden's
+sha256, but no golden: the Python judge feeds variant i to timed
+iteration i and checks the sampled rows (docs/spec.md §13d).
+
 Sharding: --shard i/n builds every n-th case starting at the i-th (1-based);
 when --shard is not given, $JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or
 $SLURM_ARRAY_TASK_ID with $GOLDSET_SHARDS set gives it. Join shards with
 'goldset merge'.`,
 		Example: `  goldset gen --dry-run                         # what the default build writes, and its size
+  goldset gen stage1-basic --case mm-qwen3-q-16x4096x4096-bf16 --variants 50 --secret-file s.key
   goldset gen                                   # the contest suites into ./out
   goldset gen stage1-basic --out /data/goldset --overwrite
   goldset gen stage2-paged --split public --jobs 2 --quiet
@@ -105,6 +114,7 @@ $SLURM_ARRAY_TASK_ID with $GOLDSET_SHARDS set gives it. Join shards with
 	f.StringArrayVar(&o.recipes, "recipe", nil, "build a suite recipe from this JSON file instead of an embedded one (repeatable)")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (diagnostics)")
 	f.StringVar(&o.traceFile, "trace", "", "write a Go execution trace to this file (diagnostics: go tool trace FILE; each case is a task, each tensor writer, DSA stage and the commit a region; direct writes are logged)")
+	f.IntVar(&o.variants, "variants", 0, "build N replay-proof input variants of each --case into OUT/<suite>.variants.<case> (needs a secret; docs/spec.md §13d)")
 	f.BoolVar(&o.noFsync, "no-fsync", false, "skip fsync before the final rename (faster; a power loss may leave an incomplete bundle, a crash still cannot)")
 	cmd.RegisterFlagCompletionFunc("case", completeRecipeCases)
 	markArgs(cmd, notPath, "")
@@ -228,12 +238,15 @@ func runGen(ctx context.Context, o genOptions, w, errw io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(o.cases) > 0 && len(o.suites) != 1 && o.from == "" {
+	if len(o.cases) > 0 && len(o.suites)+len(o.recipes) != 1 && o.from == "" {
 		return usagef("--case needs exactly one suite")
 	}
 	opts := suite.Options{
 		Splits: o.splits, Cases: o.cases, Jobs: o.jobs, Compress: o.compress == "zstd",
 		Secret: secret, Shard: shard, Provenance: provenance(o.command),
+	}
+	if o.variants != 0 {
+		return runGenVariants(ctx, o, opts, w, errw)
 	}
 	if o.from != "" {
 		if len(o.suites) > 0 {

@@ -86,6 +86,9 @@ func runInspect(ctx context.Context, o inspectOptions, w io.Writer) error {
 		if len(c.Info) > 0 {
 			fmt.Fprintf(w, "  info   %s\n", compactJSON(c.Info))
 		}
+		if wk := c.Work; wk != nil {
+			fmt.Fprintf(w, "  work   read %s, written %s, %d %s flops\n", humanBytes(wk.BytesRead), humanBytes(wk.BytesWritten), wk.Flops, wk.FlopDType)
+		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, t := range c.Tensors {
 			tol := ""

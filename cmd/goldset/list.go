@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -69,6 +70,8 @@ type listResult struct {
 type opsResult struct {
 	OK  bool           `json:"ok"`
 	Ops []suite.OpInfo `json:"ops"`
+	// Margins: each tolerance family's nearest wrong algorithm (spec §13c).
+	Margins []suite.Margin `json:"margins"`
 }
 
 func runList(ctx context.Context, o listOptions, w io.Writer) error {
@@ -135,8 +138,12 @@ func runList(ctx context.Context, o listOptions, w io.Writer) error {
 // and tensor names from here instead of hard-coding them.
 func listOps(o listOptions, w io.Writer) error {
 	ops := suite.OpTable()
+	margins, err := suite.Margins()
+	if err != nil {
+		return err
+	}
 	if o.json {
-		return writeJSON(w, opsResult{OK: true, Ops: ops})
+		return writeJSON(w, opsResult{OK: true, Ops: ops, Margins: margins})
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "OP\tINPUTS\tOUTPUTS (tolerance family)")
@@ -150,5 +157,39 @@ func listOps(o listOptions, w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", op.Name, strings.Join(op.Inputs, " "), strings.Join(outs, " "))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeMargins(w, margins)
+}
+
+// writeMargins prints each family's discrimination margin: the nearest
+// wrong algorithm's err/bound (exact and set families: any difference
+// fails), and the families below suite.WeakMargin.
+func writeMargins(w io.Writer, margins []suite.Margin) error {
+	fmt.Fprintf(w, "\nDiscrimination margins (nearest wrong algorithm's err/bound, tiny and shipped-like cases):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "FAMILY\tDTYPE\tMARGIN\tNEAREST WRONG ALGORITHM")
+	var weak []string
+	for _, m := range margins {
+		if m.Exact {
+			fmt.Fprintf(tw, "%s\t%s\texact\tany difference fails\n", m.Family, m.DType)
+			continue
+		}
+		ratio := fmt.Sprintf("%.3gx", float64(m.Ratio))
+		if math.IsInf(float64(m.Ratio), 1) {
+			ratio = "no allowance" // numeric equality: any change fails
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s (%s %s %s)\n", m.Family, m.DType, ratio, m.Control, m.Op, m.Case, m.Output)
+		if m.Weak {
+			weak = append(weak, fmt.Sprintf("%s/%s (%s at %.3gx)", m.Family, m.DType, m.Control, float64(m.Ratio)))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(weak) > 0 {
+		fmt.Fprintf(w, "weak (margin below %dx): %s\n", suite.WeakMargin, strings.Join(weak, ", "))
+	}
+	return nil
 }

@@ -16,10 +16,12 @@ from ._bundle import (Bundle, BundleError, Case, TensorSpec, VerifyError, encode
 from ._dtypes import UnsupportedDType, bf16_to_float32, float32_to_bf16
 from ._judge import (CaseResult, GoldsetBinaryError, JudgeResult, check_goldset, compare_case, find_goldset,
                      format_table, goldset_version, judge, select_cases)
+from ._variants import check_rows, check_variant, judge_variants
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "check_rows", "check_variant", "judge_variants",
     "Bundle", "BundleError", "Case", "CaseResult", "GoldsetBinaryError", "JudgeResult", "TensorSpec",
     "UnsupportedDType", "VerifyError", "bf16_to_float32", "check_goldset", "compare_case", "encode_candidate",
     "find_goldset", "float32_to_bf16", "format_table", "goldset_version", "judge", "open_bundle", "save_output",

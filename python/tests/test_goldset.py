@@ -406,6 +406,75 @@ class JudgeTest(unittest.TestCase):
         self.assertEqual(sorted(os.listdir(os.path.join(d, "pa-bf16"))), ["lse.npy", "out.npy"])
 
 
+class VariantsTest(unittest.TestCase):
+    """Replay-proof variants (docs/spec.md §13d): a kernel that returns its
+    first output again for every call (a replay cache) passes the fixed
+    bundle, where every iteration has the same input, and fails the
+    variants run, where timed iteration i runs on variant i."""
+
+    @classmethod
+    def setUpClass(cls):
+        d = tempfile.mkdtemp(prefix="variants-", dir=_state["tmp"])
+        secret = os.path.join(d, "secret")
+        with open(secret, "w") as f:
+            f.write("organiser secret\n")
+        cls.dirs = {}
+        for cid in ("mm-nk-bf16", "sm-bf16"):
+            r = subprocess.run([_state["gs"], "gen", "--recipe", RECIPE, "--case", cid, "--variants", "5",
+                                "--secret-file", secret, "--out", d, "-q"], capture_output=True, text=True)
+            if r.returncode:
+                raise RuntimeError(f"goldset gen --variants failed:\n{r.stderr}")
+            cls.dirs[cid] = os.path.join(d, f"pysmall.variants.{cid}")
+
+    def test_honest_kernel_passes_every_variant(self):
+        for cid, vdir in self.dirs.items():
+            res = goldset.judge_variants(_state["bundle"], vdir, reference.kernel, warmup=2)
+            self.assertTrue(res["ok"], (cid, res))
+            self.assertEqual(res["iterations"], 5)
+
+    def test_replaying_kernel_passes_fixed_bundle_fails_variants(self):
+        for cid, vdir in self.dirs.items():
+            cache = {}
+
+            def replay(case, inputs):
+                # cheat: compute once, then return the stored output for every call
+                if "out" not in cache:
+                    cache["out"] = reference.kernel(case, inputs)
+                return cache["out"]
+
+            fixed = judge(replay, cases=[cid])
+            self.assertEqual([r.status for r in fixed.results], ["PASS"], fixed.table())
+            cache.clear()
+            res = goldset.judge_variants(_state["bundle"], vdir, replay, warmup=1)
+            self.assertFalse(res["ok"], cid)
+            self.assertEqual(res["failed"], [0, 1, 2, 3, 4], res)  # the warm-up's output fits no variant
+
+    def test_content_cache_is_no_help(self):
+        # a cache keyed by input bytes misses on every variant: it must compute, and passes
+        vdir = self.dirs["mm-nk-bf16"]
+        cache, misses = {}, []
+
+        def by_content(case, inputs):
+            key = b"".join(np.ascontiguousarray(inputs[k]).tobytes() for k in sorted(inputs))
+            if key not in cache:
+                misses.append(1)
+                cache[key] = reference.kernel(case, inputs)
+            return cache[key]
+
+        res = goldset.judge_variants(_state["bundle"], vdir, by_content, warmup=3)
+        self.assertTrue(res["ok"], res)
+        self.assertEqual(len(misses), 1 + 5)
+
+    def test_sample_is_checked_with_the_tolerance(self):
+        tol = {"mode": "allclose", "rtol": 1e-2, "atol": 0.0}
+        g = np.array([[1.0, 2.0, -4.0]])
+        self.assertTrue(goldset.check_rows(tol, g * (1 + 5e-3), g)[0])
+        self.assertFalse(goldset.check_rows(tol, g * (1 + 5e-2), g)[0])
+        self.assertFalse(goldset.check_rows(tol, np.array([[1.0, np.nan, -4.0]]), g)[0])
+        self.assertTrue(goldset.check_rows({"mode": "set", "set_ignore": [-1]}, np.array([[3, 1, -1]]), np.array([[1, 3, -1]]))[0])
+        self.assertFalse(goldset.check_rows({"mode": "exact"}, np.array([[1, 2]]), np.array([[1, 3]]))[0])
+
+
 class CLITest(unittest.TestCase):
     def cli(self, *args):
         # the goldset package this test imported, installed or not

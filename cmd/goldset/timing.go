@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/goldset/goldset/judge"
+	"github.com/goldset/goldset/manifests"
+)
+
+type timingResult struct {
+	OK      bool               `json:"ok"`
+	Bundle  string             `json:"bundle"`
+	Timing  string             `json:"timing"`
+	Profile string             `json:"profile,omitempty"`
+	Device  string             `json:"device,omitempty"`
+	Kernel  string             `json:"kernel,omitempty"`
+	Cases   []judge.CaseResult `json:"cases"`
+}
+
+// runTiming judges o.timing against m (compare --timing).
+func runTiming(o compareOptions, m *manifests.Manifest, w io.Writer) error {
+	b, err := readLimited(o.timing, judge.MaxTimingBytes)
+	if err != nil {
+		return err
+	}
+	t, err := judge.ParseTiming(o.timing, b)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if o.profile != "" {
+		if _, err := judge.LookupProfile(o.profile); err != nil {
+			return usagef("--profile: %v", err)
+		}
+		t.Profile = o.profile
+	}
+	cases, err := judge.Judge(m, t)
+	if err != nil {
+		return usagef("%s: %v", o.timing, err)
+	}
+	res := timingResult{OK: true, Bundle: o.bundle, Timing: o.timing, Profile: t.Profile, Device: t.Device, Kernel: t.Kernel, Cases: cases}
+	for _, c := range cases {
+		if c.Status != "PASS" {
+			res.OK = false
+		}
+	}
+	if o.json {
+		if err := writeJSON(w, res); err != nil {
+			return err
+		}
+	} else {
+		writeTimingText(w, res)
+	}
+	if !res.OK {
+		return errFailed
+	}
+	return nil
+}
+
+func writeTimingText(w io.Writer, res timingResult) {
+	fmt.Fprintf(w, "timing %s (%s %s) against %s\n", res.Timing, res.Device, res.Kernel, res.Bundle)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "case\top\tmedian ms [95%% CI]\tGB/s\tTFLOP/s\tpeak_fraction h200 b200 910b\tstatus\n")
+	for _, c := range res.Cases {
+		fmt.Fprintf(tw, "%s\t%s\t%.4g [%.4g, %.4g]\t%.1f\t%.2f\t", c.Case, c.Op, c.MedianMS, c.CILowMS, c.CIHighMS, c.BytesPerSec/1e9, c.FlopsPerSec/1e12)
+		for _, p := range c.Profiles {
+			fmt.Fprintf(tw, "%.3f ", p.PeakFraction)
+		}
+		fmt.Fprintf(tw, "\t%s\n", c.Status)
+	}
+	tw.Flush()
+	for _, c := range res.Cases {
+		if c.Reason != "" {
+			fmt.Fprintf(w, "%s: %s\n", c.Case, c.Reason)
+		}
+		for _, m := range c.Warnings {
+			fmt.Fprintf(w, "%s: warning: %s\n", c.Case, m)
+		}
+	}
+}
+
+// readLimited reads a regular file of at most limit bytes.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, usagef("%s is not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, usagef("%s is larger than %d bytes", path, limit)
+	}
+	return b, nil
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goldset/goldset/judge"
+	"github.com/goldset/goldset/manifests"
+)
+
+// TestCompareTiming: inspect --json shows each case's work; compare
+// --timing passes an honest time, fails one below the H200 floor with exit
+// 3 and a message naming the floor, and refuses a bad file with exit 2.
+func TestCompareTiming(t *testing.T) {
+	dir := t.TempDir()
+	b := small(t, dir)
+	code, out, _ := run(t, "inspect", b, "--json")
+	var m manifests.Manifest
+	if code != 0 || json.Unmarshal([]byte(out), &m) != nil {
+		t.Fatalf("inspect: exit %d", code)
+	}
+	for _, c := range m.Cases {
+		if c.Work == nil || c.Work.BytesRead == 0 {
+			t.Fatalf("inspect --json: case %s has no work", c.ID)
+		}
+	}
+	w := m.Case("mm-odd-7x129x781-fp16").Work
+	// 7x129 + 129x781 fp16 in, 7x781 out; 2*7*129*781 flops.
+	if w.BytesRead != (7*129+129*781)*2 || w.BytesWritten != 7*781*2 || w.Flops != 2*7*129*781 {
+		t.Errorf("mm work %+v", *w)
+	}
+	h200, _ := judge.LookupProfile("h200")
+	floorMS := h200.Floor(w.BytesRead+w.BytesWritten, w.Flops, w.FlopDType) * 1e3
+	write := func(ms float64) string {
+		f := filepath.Join(dir, fmt.Sprintf("t%g.json", ms))
+		os.WriteFile(f, []byte(fmt.Sprintf(`{"schema": "goldset-timing/1", "device": "test", "cases": [{"case": "mm-odd-7x129x781-fp16", "times_ms": [%g, %g, %g], "warmup": 2, "l2_flushed": true}]}`, ms, ms*1.1, ms*0.95)), 0o644)
+		return f
+	}
+	code, out, _ = run(t, "compare", b, "--timing", write(10*floorMS), "--profile", "h200", "--json")
+	var res timingResult
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || !res.OK || res.Cases[0].Profiles[0].PeakFraction <= 0 {
+		t.Errorf("honest time: exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "compare", b, "--timing", write(floorMS/2), "--profile", "h200")
+	if code != exitMismatch || !strings.Contains(out, "FAIL") || !strings.Contains(out, "faster than the h200 floor") {
+		t.Errorf("fake time: exit %d\n%s", code, out)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"schema": "goldset-timing/1", "cases": [{"case": "nope", "times_ms": [1]}]}`), 0o644)
+	if code, _, stderr := run(t, "compare", b, "--timing", bad); code != exitUsage || !strings.Contains(stderr, "nope") {
+		t.Errorf("unknown case: exit %d %s", code, stderr)
+	}
+	if code, _, _ := run(t, "compare", b); code != exitUsage {
+		t.Errorf("no --case/--timing: exit %d", code)
+	}
+}
+
+// TestListOpsMargins: list --ops shows every family's margin and reports
+// the weak ones; --json carries them.
+func TestListOpsMargins(t *testing.T) {
+	code, out, _ := run(t, "list", "--ops")
+	if code != 0 || !strings.Contains(out, "Discrimination margins") || !strings.Contains(out, "weak (margin below 2x)") || !strings.Contains(out, "half_accumulate") {
+		t.Errorf("list --ops: exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "list", "--ops", "--json")
+	var res opsResult
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Margins) == 0 {
+		t.Fatalf("list --ops --json: exit %d", code)
+	}
+	for _, m := range res.Margins {
+		if !m.Exact && m.Control == "" {
+			t.Errorf("family %s/%s has no nearest wrong algorithm", m.Family, m.DType)
+		}
+	}
+}
+
+// TestGenVariants: --variants builds a verifiable variants bundle and
+// refuses to run without a secret or a case.
+func TestGenVariants(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	os.WriteFile(secret, []byte("s\n"), 0o644)
+	code, _, stderr := run(t, "gen", "stage1-basic", "--case", "mm-odd-7x129x781-fp16", "--variants", "2", "--secret-file", secret, "--out", dir, "-q")
+	if code != 0 {
+		t.Fatalf("gen --variants: exit %d %s", code, stderr)
+	}
+	vdir := filepath.Join(dir, "stage1-basic.variants.mm-odd-7x129x781-fp16")
+	if code, _, stderr := run(t, "verify", vdir); code != 0 {
+		t.Errorf("verify: exit %d %s", code, stderr)
+	}
+	t.Setenv("GOLDSET_HIDDEN_SECRET", "")
+	for _, args := range [][]string{
+		{"gen", "stage1-basic", "--case", "mm-odd-7x129x781-fp16", "--variants", "2", "--out", dir},
+		{"gen", "stage1-basic", "--variants", "2", "--secret-file", secret, "--out", dir},
+		{"gen", "stage1-basic", "--case", "mm-odd-7x129x781-fp16", "--variants", "-1", "--secret-file", secret, "--out", dir},
+	} {
+		if code, _, _ := run(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
