@@ -166,7 +166,7 @@ func accuracyPanel(runs []Summary, width, top int) panel {
 	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="14" text-anchor="middle">LongBench score per subset (serving score; 0-100, higher is better)</text>`+"\n", width/2, y+20)
 	y += 35
 	for t := 0; t <= 4; t++ {
-		x := x0 + iw*float64(t)/4
+		x := x0 + float64(iw*float64(t)/4) // float64(...): no FMA on arm64
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/><text x="%.1f" y="%d" text-anchor="middle">%d</text>`+"\n", x, y, x, y+rowH*len(subsets), x, y+rowH*len(subsets)+14, 25*t)
 	}
 	for _, sub := range subsets {

@@ -90,6 +90,8 @@ case or output name, 1 when a file cannot be read.`,
 	cmd.RegisterFlagCompletionFunc("case", completeBundleCases)
 	markArgs(cmd, inputDir, "bundle")
 	markPath(cmd, "output", inputFile, "candidate")
+	markPath(cmd, "timing", inputFile, "timing")
+	markPath(cmd, "profile", notPath, "")
 	return cmd
 }
 

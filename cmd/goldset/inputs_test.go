@@ -111,6 +111,7 @@ func newInputFixtures(t *testing.T) *inputFixtures {
 	}
 	fx.files["shard1"] = filepath.Join(dir, "sh", "stage1-basic.shard-1-of-2")
 	fx.files["shard"] = filepath.Join(dir, "sh", "stage1-basic.shard-2-of-2")
+	fx.files["timing"] = put("timing.json", `{"schema": "goldset-timing/1", "cases": [{"case": "sm-781-bf16", "times_ms": [1.0, 1.1, 0.9]}]}`)
 	fx.files["secret"] = put("secret", "s3cret\n")
 	fx.files["recipe"] = put("mine.json", `{"name": "mine", "version": "0.1.0", "spec_version": 1, "seed": 3,
  "cases": [{"id": "sm", "op": "softmax", "split": "public", "params": {"m": 4, "n": 300, "dtype": "float16"}}]}`)
@@ -163,6 +164,8 @@ func (fx *inputFixtures) invocation(in input, v, out string) []string {
 		return []string{"compare", v, "--case", "sm-781-bf16", "--output", "y=" + f["candidate"], "--partial", "-q"}
 	case "compare --output":
 		return []string{"compare", f["bundle"], "--case", "sm-781-bf16", "--output", "y=" + v, "--partial", "-q"}
+	case "compare --timing":
+		return []string{"compare", f["bundle"], "--timing", v}
 	case "diff ARGS":
 		return []string{"diff", f["bundle"], v}
 	case "export ARGS":

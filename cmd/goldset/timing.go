@@ -3,9 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 
+	"github.com/goldset/goldset/internal/safefile"
 	"github.com/goldset/goldset/judge"
 	"github.com/goldset/goldset/manifests"
 )
@@ -22,9 +22,11 @@ type timingResult struct {
 
 // runTiming judges o.timing against m (compare --timing).
 func runTiming(o compareOptions, m *manifests.Manifest, w io.Writer) error {
-	b, err := readLimited(o.timing, judge.MaxTimingBytes)
+	// A regular file only (a FIFO would block), size checked before reading:
+	// an unreadable input, exit 1.
+	b, err := safefile.ReadFile(o.timing, judge.MaxTimingBytes)
 	if err != nil {
-		return err
+		return fmt.Errorf("timing: %w", err)
 	}
 	t, err := judge.ParseTiming(o.timing, b)
 	if err != nil {
@@ -79,28 +81,4 @@ func writeTimingText(w io.Writer, res timingResult) {
 			fmt.Fprintf(w, "%s: warning: %s\n", c.Case, m)
 		}
 	}
-}
-
-// readLimited reads a regular file of at most limit bytes.
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, usagef("%s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, usagef("%s is larger than %d bytes", path, limit)
-	}
-	return b, nil
 }
