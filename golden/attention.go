@@ -131,16 +131,7 @@ func pagedAttention(out, lse []float64, q []float32, kCache, vCache kvView, bloc
 	scratch := make([]attnScratch, workers)
 	parallelFor(workers, units, func(w, b int) {
 		ws := &scratch[w]
-		ws.heads, ws.groups = ws.heads[:0], ws.groups[:0]
-		for kvh := range dims.Hkv {
-			start := len(ws.heads)
-			for h := range dims.Hq {
-				if o.kvHead(h, dims) == kvh {
-					ws.heads = append(ws.heads, h)
-				}
-			}
-			ws.groups = append(ws.groups, headGroup{kvh: kvh, start: start, end: len(ws.heads)})
-		}
+		ws.setHeads(dims, o)
 		l := int(contextLens[b])
 		ws.logical = ws.logical[:0]
 		for i := range numBlocks(l, dims.BS) {
@@ -162,6 +153,20 @@ type attnScratch struct {
 	m, sum  []float64   // [len(heads)]
 	rows    []float32   // [4, D] half rows widened for one token quad
 	qt      []float64   // [len(heads), D, 2] the quads' queries laid out for qkQuad
+}
+
+// setHeads lists every query head, grouped by the KV head it reads.
+func (ws *attnScratch) setHeads(dims AttentionDims, o attnOpts) {
+	ws.heads, ws.groups = ws.heads[:0], ws.groups[:0]
+	for kvh := range dims.Hkv {
+		start := len(ws.heads)
+		for h := range dims.Hq {
+			if o.kvHead(h, dims) == kvh {
+				ws.heads = append(ws.heads, h)
+			}
+		}
+		ws.groups = append(ws.groups, headGroup{kvh: kvh, start: start, end: len(ws.heads)})
+	}
 }
 
 // headGroup is heads[start:end], all reading KV head kvh.

@@ -81,6 +81,24 @@
 // taken in ascending block order, so selecting all blocks reproduces
 // PagedAttention bit for bit.
 //
+// # UnifiedAttention (§12)
+//
+// vLLM V1's mixed-batch attention (unified_attention): query [T,Hq,D],
+// keyCache/valueCache [NB,BS,Hkv,D] (PagedAttention's layout, which is
+// vLLM's NHD flash layout), blockTable [S,MAXB], seqLens [S],
+// queryStartLoc [S+1] (vLLM's cu_seqlens_q / seqused_k naming in the
+// kernel, query_start_loc / seq_lens in the metadata); out [T,Hq,D], lse
+// [T,Hq], UnifiedDims. Query token i of sequence s (Q = its query length,
+// L = seqLens[s]) is PagedAttention's row with context length L-Q+i+1 over
+// block-table row s: the same arithmetic and bits (tested). One unit per
+// query token, all heads. Tokens past queryStartLoc[S] (graph padding)
+// and zero-length rows read nothing; padded tokens' out and lse are 0.
+// The public API the pipeline suite calls:
+//
+//	UnifiedAttention(out, lse, query, keyCache, valueCache, blockTable, seqLens, queryStartLoc, dims, scale)
+//	UnifiedAttentionHalf(..., keyCache, valueCache []uint16, ht HalfType, ...)
+//	UnifiedAttentionF32 (honest float32), UnifiedAttentionNegative(..., bug UnifiedBug)
+//
 // # MXFP4 (ops.md §9)
 //
 // mxfp4.go, mxfp4_gemm.go, mxfp4_moe.go. E2M1 codes 0..7 are 0, 0.5, 1,

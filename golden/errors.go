@@ -39,6 +39,7 @@ const (
 	badLenLSE    = "golden: bad length of lse"
 	badLenBT     = "golden: bad length of blockTables"
 	badLenCL     = "golden: bad length of contextLens"
+	badLenQSL    = "golden: bad length of queryStartLoc"
 	badLenMeta   = "golden: bad length of kmax or kmin"
 	badLenScores = "golden: bad length of scores"
 	badLenSel    = "golden: bad length of selected"
