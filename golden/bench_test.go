@@ -125,3 +125,44 @@ func BenchmarkPagedAttentionHalfDecode(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUnifiedAttentionPrefill times the float64 golden of a prefill
+// chunk over a cached prefix (Qwen3-8B: Hq 32, Hkv 8, D 128, BS 16, bf16
+// caches): one sequence of context 4096 whose last 64 tokens are new, as a
+// chunked-prefill step attends them. SetBytes counts the K and V bytes
+// each query token reads; GFLOP counts 4*Hq*D per (query token, key)
+// pair (q.k and p*v, a multiply and an add each).
+func BenchmarkUnifiedAttentionPrefill(b *testing.B) {
+	const ctx, chunk, bs = 4096, 64, 16
+	r := rand.New(rand.NewPCG(9, 10))
+	nb := ctx / bs
+	dims := golden.UnifiedDims{T: chunk, S: 1, Hq: 32, Hkv: 8, D: 128, NB: nb, BS: bs, MAXB: nb}
+	q := randF32(r, dims.T*dims.Hq*dims.D, 1)
+	kh := make([]uint16, nb*bs*dims.Hkv*dims.D)
+	vh := make([]uint16, len(kh))
+	npy.BF16sFromF32s(kh, randF32(r, len(kh), 1))
+	npy.BF16sFromF32s(vh, randF32(r, len(vh), 1))
+	bt := make([]int32, nb)
+	for i, p := range r.Perm(nb) {
+		bt[i] = int32(p)
+	}
+	out := make([]float64, dims.T*dims.Hq*dims.D)
+	lse := make([]float64, dims.T*dims.Hq)
+	var pairs int64 // (query token, key) pairs
+	for i := range chunk {
+		pairs += int64(ctx - chunk + i + 1)
+	}
+	flop := float64(pairs) * 4 * float64(dims.Hq*dims.D)
+	b.SetBytes(pairs * int64(dims.Hkv*dims.D) * 2 * 2)
+	b.ReportAllocs()
+	cpu0 := cpuSeconds()
+	for b.Loop() {
+		if err := golden.UnifiedAttentionHalf(out, lse, q, kh, vh, golden.BF16, bt, []int32{ctx}, []int32{0, chunk}, dims, 1/math.Sqrt(128)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(flop*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if cpu := cpuSeconds() - cpu0; cpu > 0 {
+		b.ReportMetric(flop*float64(b.N)/cpu/1e9, "GFLOP/cpu-s")
+	}
+}

@@ -18,12 +18,12 @@ import (
 // truth carries the tolerance of its table family.
 func TestOpTableMatchesBundles(t *testing.T) {
 	seen := map[string]bool{}
-	for _, r := range []*manifests.Recipe{tiny(t), tinyMX(t), tinyDSA(t)} {
+	for _, r := range []*manifests.Recipe{tiny(t), tinyMX(t), tinyDSA(t), tinyUnified(t)} {
 		checkOpTable(t, r, seen)
 	}
 	for _, name := range Ops() {
 		if !seen[name] {
-			t.Errorf("none of the tiny, tiny-mxfp4 or tiny-dsa recipes has a %s case", name)
+			t.Errorf("none of the tiny, tiny-mxfp4, tiny-dsa or tiny-unified recipes has a %s case", name)
 		}
 	}
 }
