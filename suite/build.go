@@ -183,9 +183,10 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 		Generator:     GeneratorVersion,
 		Seed:          r.Seed,
 		Shard:         o.Shard.String(),
-		Cases:         make([]manifests.Case, len(cases)),
 		Provenance:    o.Provenance,
 	}
+	// built[i] is recipe case i's manifest cases: one, or a chain's stages.
+	built := make([][]manifests.Case, len(cases))
 	for _, c := range cases {
 		if c.Split == manifests.SplitHidden {
 			sum := sha256.Sum256(o.Secret)
@@ -268,15 +269,17 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 					cancel()
 					continue
 				}
-				mc := manifests.Case{ID: c.ID, Op: c.Op, Split: c.Split, Params: plans[i].params, Tensors: cc.tensors}
-				if cc.info != nil {
-					b, err := json.Marshal(cc.info)
-					if err != nil {
-						panic("suite: info not marshalable: " + err.Error())
+				if plans[i].chain != nil {
+					cc.endStage()
+					for k := range cc.stages {
+						cc.stages[k].Split = c.Split
 					}
-					mc.Info = b
+					built[i] = cc.stages
+					report(c.ID, true)
+					continue
 				}
-				m.Cases[i] = mc
+				mc := manifests.Case{ID: c.ID, Op: c.Op, Split: c.Split, Params: plans[i].params, Tensors: cc.tensors, Info: cc.infoJSON()}
+				built[i] = []manifests.Case{mc}
 				report(c.ID, true)
 			}
 		}()
@@ -308,6 +311,15 @@ feed:
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	m.Cases = []manifests.Case{}
+	for i, cs := range built {
+		m.Cases = append(m.Cases, cs...)
+		if ch := plans[i].chain; ch != nil {
+			rec := *ch
+			rec.ID, rec.Split = cases[i].ID, cases[i].Split
+			m.Chains = append(m.Chains, rec)
+		}
 	}
 	return m, nil
 }
@@ -354,6 +366,24 @@ type caseCtx struct {
 	open     []*tensorOut // created, not yet closed or aborted
 	started  func()       // the head case's signal (see headFirst), else nil
 	lead     int64        // the head's signal comes with its first tensor of at least lead bytes
+	// A pipeline case writes one stage case after another (pipeline.go):
+	// dir is the current stage's directory (the case id when empty),
+	// stage its manifest case, stages the finished ones.
+	dir    string
+	stage  *manifests.Case
+	stages []manifests.Case
+}
+
+// infoJSON returns the case's info as JSON (nil without info).
+func (c *caseCtx) infoJSON() json.RawMessage {
+	if c.info == nil {
+		return nil
+	}
+	b, err := json.Marshal(c.info)
+	if err != nil {
+		panic("suite: info not marshalable: " + err.Error())
+	}
+	return b
 }
 
 // abortOpen aborts every tensor a failed builder left open.
@@ -503,7 +533,11 @@ func (c *caseCtx) createFile(ts tensorSpec) (*tensorOut, error) {
 	if err := c.ctx.Err(); err != nil {
 		return nil, err
 	}
-	rel := path.Join(c.id, ts.name+".npy")
+	dir := c.id
+	if c.dir != "" {
+		dir = c.dir
+	}
+	rel := path.Join(dir, ts.name+".npy")
 	if c.compress {
 		rel += ".zst"
 	}

@@ -51,6 +51,16 @@ func RecipeFromManifest(m *manifests.Manifest) (*manifests.Recipe, error) {
 	}
 	r := &manifests.Recipe{Name: m.Suite, Version: m.SuiteVersion, SpecVersion: m.SpecVersion, Seed: m.Seed}
 	for _, c := range m.Cases {
+		if c.Chain != nil {
+			// A chain's stage cases come from one pipeline recipe case,
+			// recorded in the manifest's chain list.
+			if c.Chain.Step != m.ChainOf(c.Chain.ID).Steps[0] || c.Chain.Stage != 0 {
+				continue
+			}
+			ch := m.ChainOf(c.Chain.ID)
+			r.Cases = append(r.Cases, manifests.RecipeCase{ID: ch.ID, Op: PipelineOp, Split: ch.Split, Params: ch.Params})
+			continue
+		}
 		r.Cases = append(r.Cases, manifests.RecipeCase{ID: c.ID, Op: c.Op, Split: c.Split, Params: c.Params})
 	}
 	if err := r.Validate(); err != nil {

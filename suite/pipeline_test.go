@@ -1,0 +1,92 @@
+package suite
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/goldset/goldset/manifests"
+)
+
+// tinyPipeline is a recipe of small chains: both kinds, a graph-padded
+// variant, over a schedule of short requests on a small cache.
+func tinyPipeline(t testing.TB) *manifests.Recipe {
+	t.Helper()
+	sched := `"schedule": {"max_num_batched_tokens": 48, "max_num_seqs": 8, "block_size": 16, "num_blocks": 48, "seed": 1}`
+	reqs := `"requests": {"n": 6, "prompt_mean": 50, "prompt_sigma": 0.5, "prompt_max": 120, "output_mean": 6, "output_sigma": 0.3, "output_max": 12, "seed": 7, "arrival_every": 1}`
+	data := `{"name": "tiny-pipeline", "version": "0.0.1", "spec_version": 1, "seed": 42, "cases": [
+	 {"id": "paged", "op": "pipeline", "split": "public", "params": {"chain": "paged", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", ` + sched + `, ` + reqs + `, "steps": 3}},
+	 {"id": "paged-graph", "op": "pipeline", "split": "public", "params": {"chain": "paged", "hq": 4, "hkv": 1, "d": 16, "dtype": "float16", "graph_mode": true, ` + sched + `, ` + reqs + `, "start": "index", "start_step": 5, "steps": 2}},
+	 {"id": "quest", "op": "pipeline", "split": "public", "params": {"chain": "quest", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", "k": 3, ` + sched + `, ` + reqs + `, "steps": 2}}
+	]}`
+	r, err := manifests.ParseRecipe("tiny-pipeline", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestPipelineBundle: a pipeline recipe case becomes one case per stage
+// and step, the chain is recorded, a later stage's cache input is the
+// earlier golden's file, the bundle verifies and regenerates.
+func TestPipelineBundle(t *testing.T) {
+	r := tinyPipeline(t)
+	dir := t.TempDir()
+	m := buildTo(t, r, dir, Options{Jobs: 2})
+	bdir := filepath.Join(dir, r.Name)
+	back, err := manifests.ReadManifest(bdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Chains) != 3 {
+		t.Fatalf("%d chains, want 3", len(back.Chains))
+	}
+	for _, ch := range back.Chains {
+		cs := back.ChainCases(ch.ID)
+		if len(cs) != len(ch.Steps)*len(ch.Stages) {
+			t.Fatalf("chain %s: %d cases", ch.ID, len(cs))
+		}
+		for i, c := range cs {
+			if c.Chain.Stage == 0 && i > 0 {
+				// Step s's cache before the write is step s-1's after it.
+				prev := cs[i-len(ch.Stages)]
+				if got, want := c.Tensor("key_cache").SHA256, prev.Tensor("key_cache_out").SHA256; got != want {
+					t.Errorf("%s key_cache %s, previous step's key_cache_out %s", c.ID, got, want)
+				}
+				if c.Tensor("key_cache").Path != prev.Tensor("key_cache_out").Path {
+					t.Errorf("%s: key_cache is not the previous golden's file", c.ID)
+				}
+			}
+			if c.Chain.Stage == 1 {
+				w := cs[i-1]
+				if c.Tensor("value_cache").Path != w.Tensor("value_cache_out").Path {
+					t.Errorf("%s: value_cache is not the write stage's golden", c.ID)
+				}
+			}
+		}
+	}
+	if probs := manifests.Verify(bdir, back, 2); len(probs) > 0 {
+		t.Fatalf("verify: %v", probs)
+	}
+	probs, err := Regenerate(context.Background(), back, Options{Jobs: 1})
+	if err != nil || len(probs) > 0 {
+		t.Fatalf("regenerate: %v %v", err, probs)
+	}
+	// A mixed step, and graph padding with slot -1.
+	var mixed, padded bool
+	for i := range m.Cases {
+		var info struct {
+			Mixed  bool `json:"mixed"`
+			Tokens int  `json:"tokens"`
+			Padded int  `json:"padded_tokens"`
+		}
+		json.Unmarshal(m.Cases[i].Info, &info)
+		mixed = mixed || info.Mixed
+		padded = padded || info.Padded > info.Tokens
+	}
+	if !mixed || !padded {
+		t.Errorf("mixed step %v, padded step %v: want both", mixed, padded)
+	}
+	checkControls(t, bdir, back)
+}
