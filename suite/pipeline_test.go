@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/manifests"
 )
 
@@ -89,4 +91,66 @@ func TestPipelineBundle(t *testing.T) {
 		t.Errorf("mixed step %v, padded step %v: want both", mixed, padded)
 	}
 	checkControls(t, bdir, back)
+}
+
+// TestChainNegatives: every chain's golden outputs pass as a chain; each
+// chain negative is reported first at its stage and step, and the stages
+// after it are still judged.
+func TestChainNegatives(t *testing.T) {
+	r := tinyPipeline(t)
+	dir := t.TempDir()
+	buildTo(t, r, dir, Options{Jobs: 2})
+	bdir := filepath.Join(dir, r.Name)
+	m, err := manifests.ReadManifest(bdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, ch := range m.Chains {
+		v, err := JudgeChain(bdir, m, ch.ID, ChainControl{}.Candidates(bdir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !v.OK() || v.First != nil || len(v.Stages) != len(ch.Steps)*len(ch.Stages) {
+			t.Fatalf("chain %s goldens: %s, first %+v, %d stages", ch.ID, v.Status, v.First, len(v.Stages))
+		}
+		ctls, err := ChainControls(bdir, m, ch.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range ctls {
+			v, err := JudgeChain(bdir, m, ch.ID, k.Candidates(bdir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.OK() || v.First == nil || v.First.Step != k.Step || v.First.Stage != k.Stage || v.First.Case != k.Case {
+				t.Errorf("%s: %s, first divergence %+v, want step %d stage %d", k.Name, v.Status, v.First, k.Step, k.Stage)
+				continue
+			}
+			for _, s := range v.Stages {
+				if s.Status == compare.Skipped {
+					t.Errorf("%s: stage %s not judged", k.Name, s.Case)
+				}
+			}
+			name, _, _ := strings.Cut(k.Name, "@")
+			seen[ch.Stages[k.Stage]+"/"+name] = true
+			if name == "wrong_block" && k.Step != ch.Steps[len(ch.Steps)-1] {
+				// Carried into the next step's cache: that write fails too.
+				fails := 0
+				for _, s := range v.Stages {
+					if s.Stage == 0 && s.Status == compare.Fail {
+						fails++
+					}
+				}
+				if fails < 2 {
+					t.Errorf("%s: the wrong write was not carried (%d failing write stages)", k.Name, fails)
+				}
+			}
+		}
+	}
+	for _, want := range []string{"reshape_and_cache/wrong_block", "reshape_and_cache/pad_slot_write", "unified_attention/causal_off_by_one", "quest/wrong_gqa"} {
+		if !seen[want] {
+			t.Errorf("no chain negative %s (have %v)", want, seen)
+		}
+	}
 }
