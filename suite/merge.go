@@ -67,7 +67,9 @@ func MergeManifests(shards []*manifests.Manifest) (*manifests.Manifest, error) {
 			if us := units[i]; k < len(us) {
 				out.Cases = append(out.Cases, us[k]...)
 				if r := us[k][0].Chain; r != nil {
-					out.Chains = append(out.Chains, *byIndex[i].ChainOf(r.ID))
+					if ch := byIndex[i].ChainOf(r.ID); ch != nil { // else Validate below says so
+						out.Chains = append(out.Chains, *ch)
+					}
 				}
 				added = true
 			}

@@ -54,10 +54,13 @@ func RecipeFromManifest(m *manifests.Manifest) (*manifests.Recipe, error) {
 		if c.Chain != nil {
 			// A chain's stage cases come from one pipeline recipe case,
 			// recorded in the manifest's chain list.
-			if c.Chain.Step != m.ChainOf(c.Chain.ID).Steps[0] || c.Chain.Stage != 0 {
+			ch := m.ChainOf(c.Chain.ID)
+			if ch == nil || len(ch.Steps) == 0 {
+				return nil, fmt.Errorf("suite: case %s names chain %q, which the manifest does not list", c.ID, c.Chain.ID)
+			}
+			if c.Chain.Step != ch.Steps[0] || c.Chain.Stage != 0 {
 				continue
 			}
-			ch := m.ChainOf(c.Chain.ID)
 			r.Cases = append(r.Cases, manifests.RecipeCase{ID: ch.ID, Op: PipelineOp, Split: ch.Split, Params: ch.Params})
 			continue
 		}
