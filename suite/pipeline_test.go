@@ -154,3 +154,33 @@ func TestChainNegatives(t *testing.T) {
 		}
 	}
 }
+
+// TestPipelineShardMerge: sharding deals whole chains out; merging the
+// shards restores the unsharded bundle (a shared file placed once).
+func TestPipelineShardMerge(t *testing.T) {
+	r := tinyPipeline(t)
+	dir := t.TempDir()
+	whole := buildTo(t, r, filepath.Join(dir, "whole"), Options{Jobs: 2})
+	var shards []string
+	for i := 0; i < 2; i++ {
+		d := filepath.Join(dir, "shard", string(rune('a'+i)))
+		buildTo(t, r, d, Options{Jobs: 1, Shard: Shard{Index: i, Count: 2}})
+		shards = append(shards, filepath.Join(d, r.Name))
+	}
+	merged, err := MergeBundles(shards, filepath.Join(dir, "merged"), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Digest != whole.Digest {
+		t.Fatalf("merged digest %s != unsharded %s", merged.Digest, whole.Digest)
+	}
+	if probs := manifests.Verify(filepath.Join(dir, "merged"), merged, 2); len(probs) > 0 {
+		t.Fatalf("merged bundle: %v", probs)
+	}
+}
+
+// TestPipelineDeterministic: one digest at every GOMAXPROCS and job
+// count, pinned in testdata/tiny-pipeline.digest (-update rewrites it).
+func TestPipelineDeterministic(t *testing.T) {
+	checkPinnedDigest(t, tinyPipeline(t), "tiny-pipeline.digest", Options{})
+}
