@@ -15,6 +15,7 @@ func TestConformance(t *testing.T) {
 	t.Run("Softmax", func(t *testing.T) { goldentest.TestSoftmax(t, golden.Softmax) })
 	t.Run("ReshapeAndCache", func(t *testing.T) { goldentest.TestReshapeAndCache(t, golden.ReshapeAndCache[float32]) })
 	t.Run("PagedAttention", func(t *testing.T) { goldentest.TestPagedAttention(t, golden.PagedAttention) })
+	t.Run("UnifiedAttention", func(t *testing.T) { goldentest.TestUnifiedAttention(t, golden.UnifiedAttention) })
 	t.Run("SelectBlocks", func(t *testing.T) { goldentest.TestSelectBlocks(t, golden.SelectBlocks) })
 	t.Run("SparseAttention", func(t *testing.T) { goldentest.TestSparseAttention(t, golden.SparseAttention) })
 }
@@ -69,6 +70,12 @@ func TestConformanceRejects(t *testing.T) {
 		"sparse skip block":   func(tb testing.TB) { goldentest.TestSparseAttention(tb, golden.SparseAttentionSkipBlock) },
 		"sparse tail":         func(tb testing.TB) { goldentest.TestSparseAttention(tb, golden.SparseAttentionTailUnmasked) },
 		"matmul float32":      func(tb testing.TB) { goldentest.TestMatmul(tb, golden.MatmulF32) },
+		"unified float32":     func(tb testing.TB) { goldentest.TestUnifiedAttention(tb, golden.UnifiedAttentionF32) },
+		"unified causal +1":   unifiedNegative(golden.CausalOffByOne),
+		"unified prefix":      unifiedNegative(golden.PrefixIgnored),
+		"unified wrong start": unifiedNegative(golden.WrongStart),
+		"unified wrong GQA":   unifiedNegative(golden.WrongGQA),
+		"unified pad tokens":  unifiedNegative(golden.PadAsTokens),
 		"softmax float32":     func(tb testing.TB) { goldentest.TestSoftmax(tb, golden.SoftmaxF32) },
 		"softmax no max":      func(tb testing.TB) { goldentest.TestSoftmax(tb, golden.SoftmaxNoMaxF32) },
 		"matmul writes pad": func(tb testing.TB) {
@@ -92,5 +99,14 @@ func TestConformanceRejects(t *testing.T) {
 		if !failed {
 			t.Errorf("%s: conformance suite passed a broken kernel", name)
 		}
+	}
+}
+
+// unifiedNegative runs the unified-attention suite on a wrong variant.
+func unifiedNegative(bug golden.UnifiedBug) func(testing.TB) {
+	return func(tb testing.TB) {
+		goldentest.TestUnifiedAttention(tb, func(out, lse []float64, q, k, v []float32, bt, sl, qsl []int32, d golden.UnifiedDims, scale float64) error {
+			return golden.UnifiedAttentionNegative(out, lse, q, k, v, bt, sl, qsl, d, scale, bug)
+		})
 	}
 }

@@ -186,6 +186,52 @@ def check_attention(op, p, T, A, td, dev, res):
     res["torch_kernel_pass"], res["torch_kernel"] = allclose(o32.to(dt).float().cpu().numpy(), A.get("out_truth", A["out"]), T["out"]["tolerance"])
 
 
+def unified64(q, kc, vc, bt, sl, qsl, scale, pdt=None):
+    """vLLM's ref_paged_attn (tests/kernels/attention/test_triton_unified_attention.py)
+    over query_start_loc/seq_lens: out [T,Hq,D], lse [T,Hq] in q's dtype,
+    padded tokens 0; pdt rounds P to that dtype before the PV product."""
+    T, Hq, D = q.shape
+    NB, BS, Hkv, _ = kc.shape
+    G = Hq // Hkv
+    out = torch.zeros(T, Hq, D, dtype=q.dtype, device=q.device)
+    lse = torch.zeros(T, Hq, dtype=q.dtype, device=q.device)
+    for s in range(len(sl)):
+        t0, t1, L = int(qsl[s]), int(qsl[s + 1]), int(sl[s])
+        Q = t1 - t0
+        if Q == 0:
+            continue
+        nb = -(-L // BS)
+        phys = torch.as_tensor(np.asarray(bt[s, :nb], np.int64), device=q.device)
+        K = kc[phys].reshape(nb * BS, Hkv, D)[:L].to(q.dtype).repeat_interleave(G, dim=1)
+        V = vc[phys].reshape(nb * BS, Hkv, D)[:L].to(q.dtype).repeat_interleave(G, dim=1)
+        S = scale * torch.einsum("qhd,khd->hqk", q[t0:t1], K)
+        mask = torch.triu(torch.ones(Q, L, dtype=torch.bool, device=q.device), diagonal=L - Q + 1)
+        S = S.masked_fill(mask, -math.inf)
+        m = S.amax(-1, keepdim=True)
+        P = torch.exp(S - m)
+        den = P.sum(-1)
+        if pdt is not None:
+            P = P.to(pdt).to(q.dtype)
+        out[t0:t1] = torch.einsum("hqk,khd->qhd", P, V) / den.T[..., None]
+        lse[t0:t1] = (m[..., 0] + torch.log(den)).T
+    return out, lse
+
+
+def check_unified(op, p, T, A, td, dev, res):
+    q, kc, vc = td("query"), td("key_cache"), td("value_cache")
+    bt, sl, qsl = A["block_table"], A["seq_lens"], A["query_start_loc"]
+    n = int(qsl[-1])  # tokens past it are graph padding: not graded
+    res["padded_tokens"] = int(q.shape[0]) - n
+    out, lse = unified64(q.double(), kc, vc, bt, sl, qsl, p["scale"])
+    truth = A.get("out_truth", A["out"])
+    res["truth_ulps"] = ulps32(out[:n].float().cpu().numpy(), truth[:n])
+    res["lse_ulps"] = ulps32(lse[:n].float().cpu().numpy(), A["lse"][:n])
+    # torch's low-precision path: fp32 scores and softmax, P rounded to the input dtype.
+    dt = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}[p["dtype"]]
+    o32, _ = unified64(q.float(), kc, vc, bt, sl, qsl, p["scale"], pdt=dt)
+    res["torch_kernel_pass"], res["torch_kernel"] = allclose(o32[:n].to(dt).float().cpu().numpy(), truth[:n], T["out"]["tolerance"])
+
+
 # ---- byte formats (docs/spec.md §8, §9): value tables from the formats'
 # definitions, cross-checked at start against torch's own dtypes where this
 # torch has them (torch >= 2.1 float8_e4m3fn, >= 2.7 float8_e8m0fnu) ----
@@ -559,6 +605,7 @@ REFERENCES = {
     "reshape_and_cache": check_reshape_and_cache,
     "paged_attention": check_attention,
     "quest": check_attention,
+    "unified_attention": check_unified,
     "block_header": check_block_header,
     "dsa_index_cache": check_dsa_index_cache,
     "dsa_indexer": check_dsa_indexer,

@@ -75,7 +75,7 @@ func TestControlsShipped(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every public stage-1 and stage-2 case; TestControlsTiny covers every op in -short")
 	}
-	for _, name := range []string{"stage1-basic", "stage2-paged", "stage5-dsa", "stage6-mxfp4"} {
+	for _, name := range []string{"stage1-basic", "stage2-paged", "stage4-mixed", "stage5-dsa", "stage6-mxfp4"} {
 		t.Run(name, func(t *testing.T) {
 			r, err := manifests.LookupSuite(name)
 			if err != nil {

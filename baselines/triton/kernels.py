@@ -1,4 +1,4 @@
-"""Triton baselines for goldset's ops (ops.md §1-5; DSA §8 in dsa_kernels.py, MXFP4 §9 in mx_kernels.py), fp32 accumulation.
+"""Triton baselines for goldset's ops (ops.md §1-5, unified attention docs/spec.md §12; DSA §8 in dsa_kernels.py, MXFP4 §9 in mx_kernels.py), fp32 accumulation.
 
 Every wrapper has the judge's calling convention, kernel(case, inputs) ->
 {output name: tensor}, with inputs as torch CUDA tensors in their logical
@@ -511,12 +511,120 @@ def quest_prepare(case, x, wrong=False):
     return launch, {"kmax": kmax, "kmin": kmin, "scores": scores, "selected": sel, "out": out, "lse": lse}, nbytes
 
 
+# ----------------------------------------------------------------------------- unified attention (docs/spec.md §12)
+# vLLM V1's mixed-batch kernel structure (vllm/attention/ops/
+# triton_unified_attention.py, kernel_unified_attention_2d): program
+# (q block, kv head) finds its sequence by binary search over
+# query_start_loc (q-block mode: qsl[s] // BLOCK_Q + s), takes BLOCK_Q
+# query tokens x G heads as BLOCK_M rows, and runs an online softmax over
+# TILE-token tiles of the sequence's keys up to the block's causal limit,
+# fp32 accumulation, P rounded to the cache dtype for the PV product. Zero-
+# length rows and padded tokens are never touched (their out and lse stay as
+# torch.empty left them: not graded).
+
+
+@triton.jit
+def _ua_kernel(out_ptr, lse_ptr, q_ptr, kc_ptr, vc_ptr, bt_ptr, sl_ptr, qsl_ptr, scale, num_seqs,
+               sq_t, sq_h, so_t, so_h, sc_n, sc_t, sc_h, sbt,
+               Hq: tl.constexpr, G: tl.constexpr, D: tl.constexpr, BS: tl.constexpr,
+               BLOCK_M: tl.constexpr, BLOCK_Q: tl.constexpr, TILE: tl.constexpr,
+               IEEE: tl.constexpr, CAUSAL_SHIFT: tl.constexpr):
+    qb = tl.program_id(0)
+    kvh = tl.program_id(1)
+    lo: tl.int32 = 0
+    hi = num_seqs
+    while lo < hi:  # the last s with qsl[s] // BLOCK_Q + s <= qb
+        mid = (lo + hi) // 2
+        if tl.load(qsl_ptr + mid) // BLOCK_Q + mid <= qb:
+            lo = mid + 1
+        else:
+            hi = mid
+    s = lo - 1
+    q0 = tl.load(qsl_ptr + s)
+    qlen = tl.load(qsl_ptr + s + 1) - q0
+    local = qb - (q0 // BLOCK_Q + s)
+    if local * BLOCK_Q >= qlen:
+        return
+    rm = tl.arange(0, BLOCK_M)
+    di = tl.arange(0, D)
+    qpos = local * BLOCK_Q + rm // G
+    head = kvh * G + rm % G
+    row_ok = (rm // G < BLOCK_Q) & (qpos < qlen)
+    tok = (q0 + qpos).to(tl.int64)
+    Q = tl.load(q_ptr + tok[:, None] * sq_t + head[:, None] * sq_h + di[None, :], mask=row_ok[:, None], other=0.0)
+    L = tl.load(sl_ptr + s)
+    ctx = L - qlen
+    # keys the block's last row may see (the causal limit), never past L
+    limit = tl.minimum(ctx + tl.minimum(local * BLOCK_Q + BLOCK_Q, qlen) + CAUSAL_SHIFT, L)
+    m = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, D], tl.float32)
+    ti = tl.arange(0, TILE)
+    for j in range(0, tl.cdiv(limit, TILE)):
+        kpos = j * TILE + ti
+        kvalid = kpos < limit  # slots past L may hold NaN: never load them
+        phys = tl.load(bt_ptr + s.to(tl.int64) * sbt + kpos // BS, mask=kvalid, other=0).to(tl.int64)
+        off = phys[:, None] * sc_n + (kpos % BS)[:, None] * sc_t + kvh * sc_h + di[None, :]
+        k = tl.load(kc_ptr + off, mask=kvalid[:, None], other=0.0)
+        v = tl.load(vc_ptr + off, mask=kvalid[:, None], other=0.0)
+        if IEEE:
+            sc = tl.dot(Q, tl.trans(k), input_precision="ieee")
+        else:
+            sc = tl.dot(Q, tl.trans(k))
+        ok = (kpos[None, :] < ctx + qpos[:, None] + 1 + CAUSAL_SHIFT) & kvalid[None, :] & row_ok[:, None]
+        sc = tl.where(ok, sc * scale, float("-inf"))
+        m_new = tl.maximum(m, tl.max(sc, 1))
+        m_new = tl.where(m_new > float("-inf"), m_new, 0.0)  # rows with nothing yet (masked rows)
+        alpha = tl.exp2((m - m_new) * 1.4426950408889634)
+        p = tl.exp2((sc - m_new[:, None]) * 1.4426950408889634)
+        l = l * alpha + tl.sum(p, 1)
+        if IEEE:
+            acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="ieee")
+        else:
+            acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        m = m_new
+    o = acc / l[:, None]
+    tl.store(out_ptr + tok[:, None] * so_t + head[:, None] * so_h + di[None, :], o.to(out_ptr.dtype.element_ty), mask=row_ok[:, None])
+    tl.store(lse_ptr + tok * Hq + head, m + tl.log(l), mask=row_ok)
+
+
+UA_TILE = 32
+
+
+def ua_prepare(case, x, wrong=False):
+    q, kc, vc = x["query"], x["key_cache"], x["value_cache"]
+    bt, sl, qsl = x["block_table"], x["seq_lens"], x["query_start_loc"]
+    T, Hq, D = q.shape
+    NB, BS, Hkv, _ = kc.shape
+    S = sl.shape[0]
+    G = Hq // Hkv
+    BLOCK_M = 16 if G <= 16 else triton.next_power_of_2(G)
+    BLOCK_Q = BLOCK_M // G
+    scale = float(case.params.get("scale", 1 / math.sqrt(D)))
+    out = torch.empty((T, Hq, D), dtype=q.dtype, device=q.device)
+    lse = torch.empty((T, Hq), dtype=torch.float32, device=q.device)
+    grid = (T // BLOCK_Q + S, Hkv)  # vLLM's upper bound on the q blocks
+
+    def launch():
+        _ua_kernel[grid](out, lse, q, kc, vc, bt, sl, qsl, scale, S,
+                         q.stride(0), q.stride(1), out.stride(0), out.stride(1),
+                         kc.stride(0), kc.stride(1), kc.stride(2), bt.stride(0),
+                         Hq=Hq, G=G, D=D, BS=BS, BLOCK_M=BLOCK_M, BLOCK_Q=BLOCK_Q, TILE=UA_TILE,
+                         IEEE=q.dtype == torch.float32, CAUSAL_SHIFT=1 if wrong else 0, num_warps=4)
+
+    es = q.element_size()
+    n = int(qsl[-1])
+    nbytes = int(sl.sum()) * Hkv * D * 2 * es + 2 * n * Hq * D * es + 4 * n * Hq + 4 * bt.numel()
+    return launch, {"out": out, "lse": lse}, nbytes
+
+
 PREPARE = {
     "matmul": matmul_prepare,
     "softmax": softmax_prepare,
     "reshape_and_cache": rc_prepare,
     "paged_attention": pa_prepare,
     "quest": quest_prepare,
+    "unified_attention": ua_prepare,
     **dsa_kernels.PREPARE,
     **mx_kernels.PREPARE,
 }
@@ -528,6 +636,7 @@ WRONG_BUG = {
     "reshape_and_cache": "writes slot s+1",
     "paged_attention": "does not mask the last block past the context length",
     "quest": "keeps the lowest-scoring blocks",
+    "unified_attention": "causal mask off by one (query token i also attends key ctx+i+1)",
     **dsa_kernels.WRONG_BUG,
     **mx_kernels.WRONG_BUG,
 }
@@ -563,6 +672,9 @@ def wrong_applies(case):
         return True  # exp overflows on outlier rows, and the row_max it reports (0) is never the max
     if case.op == "reshape_and_cache":
         return int(case.info.get("slots_written", 0 if p.get("all_negative") else 1)) > 0
+    if case.op == "unified_attention":
+        rows = p.get("rows") or case.info.get("rows") or []
+        return any(int(r["q_len"]) >= 2 for r in rows)  # a token with a later one in its row
     bs = int(p["bs"])
     if case.op == "paged_attention":
         return any(int(L) % bs for L in _context_lens(case))  # a partial last block

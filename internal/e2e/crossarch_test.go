@@ -86,7 +86,7 @@ func TestCrossArchIdentity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds goldset for three targets and runs one under qemu; skipped with -short")
 	}
-	sels := []selection{smallSelection(t, "stage1-basic", 2<<20), smallSelection(t, "stage2-paged", 24<<20), smallSelection(t, "stage5-dsa", 4<<20), smallSelection(t, "stage6-mxfp4", 4<<20)}
+	sels := []selection{smallSelection(t, "stage1-basic", 2<<20), smallSelection(t, "stage2-paged", 24<<20), smallSelection(t, "stage4-mixed", 8<<20), smallSelection(t, "stage5-dsa", 4<<20), smallSelection(t, "stage6-mxfp4", 4<<20)}
 	ops := map[string]bool{}
 	for _, s := range sels {
 		for op := range opsOf(t, s) {

@@ -12,7 +12,8 @@
 // (qemu-aarch64-static or qemu-aarch64, Debian package qemu-user-static).
 // On an arm64 host the native build is compared with amd64 v1 under
 // qemu-x86_64. Each build generates the same reduced selection of the
-// embedded suites stage1-basic and stage2-paged, with a different
+// embedded suites stage1-basic and stage2-paged (and stage4-mixed, stage5-dsa,
+// stage6-mxfp4: crossarch_test.go lists them), with a different
 // --jobs each (1, 2, 3). The selection is chosen by size, not by id, so
 // it survives recipe edits: for every (op, dtype) the smallest public or
 // benchmark case, and for every op the smallest "hostile" (NaN-poisoned)

@@ -38,7 +38,7 @@ func TestScalarPathsIdentity(t *testing.T) {
 	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
 		t.Skipf("the assembly kernels are amd64 only; on %s/%s every build runs the Go twins", runtime.GOOS, runtime.GOARCH)
 	}
-	sels := []selection{smallSelection(t, "stage1-basic", 2<<20), smallSelection(t, "stage2-paged", 24<<20), smallSelection(t, "stage5-dsa", 4<<20), smallSelection(t, "stage6-mxfp4", 4<<20)}
+	sels := []selection{smallSelection(t, "stage1-basic", 2<<20), smallSelection(t, "stage2-paged", 24<<20), smallSelection(t, "stage4-mixed", 8<<20), smallSelection(t, "stage5-dsa", 4<<20), smallSelection(t, "stage6-mxfp4", 4<<20)}
 	requireOpComplete(t, sels)
 
 	asm := buildGoldset(t, "amd64", "")

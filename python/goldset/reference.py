@@ -96,6 +96,32 @@ def paged_attention(case, x, wrong_gqa=False):
     return {"out": out.astype(np.float32), "lse": lse.astype(np.float32)}
 
 
+def unified_attention(case, x, causal_shift=0):
+    """vLLM V1 unified attention over query_start_loc/seq_lens (docs/spec.md §12);
+    padded tokens (past query_start_loc[-1]) get 0. causal_shift=1 is the
+    WRONG twin: query token i also attends key ctx+i+1."""
+    q, kc, vc = x["query"], x["key_cache"], x["value_cache"]
+    bt, sl, qsl = x["block_table"], x["seq_lens"], x["query_start_loc"]
+    T, Hq, D = q.shape
+    bs, Hkv = kc.shape[1], kc.shape[2]
+    G = Hq // Hkv
+    scale = float(case.params.get("scale", 1 / np.sqrt(D)))
+    out = np.zeros((T, Hq, D), np.float64)
+    lse = np.zeros((T, Hq), np.float64)
+    for s in range(len(sl)):
+        t0, t1, L = int(qsl[s]), int(qsl[s + 1]), int(sl[s])
+        if t1 == t0:
+            continue
+        K, V = _tokens(kc, bt[s], L, bs), _tokens(vc, bt[s], L, bs)
+        ctx = L - (t1 - t0)
+        for t in range(t0, t1):
+            n = min(L, ctx + t - t0 + 1 + causal_shift)  # keys 0..n-1
+            for g in range(Hkv):
+                o, l = _attend(q[t, g * G:(g + 1) * G], K[:n, g], V[:n, g], scale)
+                out[t, g * G:(g + 1) * G], lse[t, g * G:(g + 1) * G] = o, l
+    return {"out": out.astype(np.float32), "lse": lse.astype(np.float32)}
+
+
 def quest_select(scores_row, nb, k, anchor_first=True, anchor_last=True, lowest=False):
     """ops.md §5c on float64 scores of one row."""
     if k >= nb:
@@ -161,6 +187,7 @@ KERNELS = {
     "reshape_and_cache": reshape_and_cache,
     "paged_attention": paged_attention,
     "quest": quest,
+    "unified_attention": unified_attention,
 }
 
 WRONG = {
@@ -169,6 +196,7 @@ WRONG = {
     "reshape_and_cache": lambda c, x: reshape_and_cache(c, x, slot_shift=1),
     "paged_attention": lambda c, x: paged_attention(c, x, wrong_gqa=True),
     "quest": lambda c, x: quest(c, x, lowest=True),
+    "unified_attention": lambda c, x: unified_attention(c, x, causal_shift=1),
 }
 
 

@@ -460,6 +460,7 @@ class CLITest(unittest.TestCase):
 TORCH_CHECK = os.path.join(REPO, "scripts", "torch_check.py")
 # small cases of every DSA and MXFP4 op (both indexer layouts, a fold_group to_fp8, each GEMM variant)
 TORCH_CHECK_CASES = {
+    "stage4-mixed": ["graph-spec-qwen3-32b-bf16", "mixed-g1-fp16"],
     "stage5-dsa": ["ic-fp32", "bh-shared", "ix-small", "ix-small-ragged", "sa-small"],
     "stage6-mxfp4": ["q-k96-floor-f32", "dq-k32-f32", "fp8-fold4-k96", "gemm-k32", "a4w4-k96", "w4a8-k96", "moe-tail-skew"],
 }
