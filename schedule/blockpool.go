@@ -35,14 +35,29 @@ func (p *blockPool) popFront(dst []int32, n int) []int32 {
 	return dst
 }
 
-// freeReversed appends blocks to the tail in reverse order, as
-// KVCacheManager.free does (tail blocks first, so that with prefix caching
-// they would be evicted first).
-func (p *blockPool) freeReversed(blocks []int32) {
+// free returns a request's blocks in reverse order (KVCacheManager.free:
+// tail blocks first), appended at the queue's tail (append_n), or with
+// front set inserted before its front in that order (prepend_n), so that
+// the request's last block is the next one handed out.
+func (p *blockPool) free(blocks []int32, front bool) {
+	n := len(p.ring)
+	if front {
+		// prepend_n(reversed(blocks)): the queue then starts
+		// blocks[len-1], ..., blocks[0], old front.
+		for _, b := range blocks {
+			p.head--
+			if p.head < 0 {
+				p.head += n
+			}
+			p.ring[p.head] = b
+			p.size++
+		}
+		return
+	}
 	for i := len(blocks) - 1; i >= 0; i-- {
 		t := p.head + p.size
-		if t >= len(p.ring) {
-			t -= len(p.ring)
+		if t >= n {
+			t -= n
 		}
 		p.ring[t] = blocks[i]
 		p.size++

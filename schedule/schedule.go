@@ -43,6 +43,11 @@ type Config struct {
 	// tokens stop at max_model_len-1, a request stops when it reaches
 	// max_model_len tokens); 0 = no cap.
 	MaxModelLen int `json:"max_model_len"`
+	// FreeToFront puts freed blocks at the free queue's front (reused
+	// first) instead of its tail, as vLLM block_pool.py did for hash-less
+	// blocks at commit c59cb794 (see doc.go); off: the tail, as in the
+	// releases and the current free_blocks with prefix caching off.
+	FreeToFront bool `json:"free_to_front"`
 }
 
 // vLLM's defaults for `vllm serve` on a GPU with at least 70 GiB (H100,
@@ -449,7 +454,7 @@ func (s *sim) allocate(q *reqState, n, look int) bool {
 // front.
 func (s *sim) preempt(r int) {
 	q := &s.st[r]
-	s.pool.freeReversed(q.blocks)
+	s.pool.free(q.blocks, s.cfg.FreeToFront)
 	q.blocks = nil
 	q.computed, q.spec, q.decoding = 0, 0, false
 	q.status = stWaiting
@@ -498,7 +503,7 @@ func (s *sim) update(st *Step) {
 	}
 	for _, r := range st.Finished {
 		q := &s.st[r]
-		s.pool.freeReversed(q.blocks)
+		s.pool.free(q.blocks, s.cfg.FreeToFront)
 		q.blocks = nil
 		q.status = stFinished
 		s.running = slices.DeleteFunc(s.running, func(x int) bool { return x == r })

