@@ -93,19 +93,13 @@ func ExampleSparseAttention() {
 }
 
 func ExampleUnifiedAttention() {
-	// One head, D = 1, block size 2. Sequence 0: a 2-token chunk over a
-	// 1-token prefix (L = 3, keys all 0: uniform weights); sequence 1: a
-	// decode row; then a zero-length padded request and a padded token.
-	nan := float32(math.NaN())
-	kc := []float32{0, 0, 0, nan, 2, nan} // blocks 0, 1 (seq 0), 2 (seq 1); NaN slots are never read
-	vc := []float32{1, 2, 4, nan, 5, nan}
-	q := []float32{3, 7, 1.5, nan}
-	bt := []int32{0, 1, 2, -1, -1, -1} // [S=3, MAXB=2]
-	seqLens := []int32{3, 1, 0}
-	qsl := []int32{0, 2, 3, 3}
-	dims := golden.UnifiedDims{T: 4, S: 3, Hq: 1, Hkv: 1, D: 1, NB: 3, BS: 2, MAXB: 2}
+	// handUnified: one head, D = 1, block size 2. Sequence 0 is a 2-token
+	// chunk over a 1-token prefix (L = 3, keys all 0: uniform weights),
+	// sequence 1 a decode row, then a zero-length padded request and a
+	// padded token. NaN slots and -1 table entries are never read.
+	c := handUnified()
 	out, lse := make([]float64, 4), make([]float64, 4)
-	if err := golden.UnifiedAttention(out, lse, q, kc, vc, bt, seqLens, qsl, dims, 1); err != nil {
+	if err := golden.UnifiedAttention(out, lse, c.q, c.kc, c.vc, c.bt, c.sl, c.qsl, c.dims, 1); err != nil {
 		fmt.Println(err)
 	}
 	fmt.Printf("out %.4f\nlse %.4f\n", out, lse)

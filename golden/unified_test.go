@@ -141,33 +141,29 @@ func naiveUnified(c *uniCase) (out, lse []float64) {
 	return
 }
 
-// TestUnifiedAttentionHand: one head, D = 1, block size 2. Sequence 0 is a
+// handUnified is the hand-computed case of TestUnifiedAttentionHand and
+// ExampleUnifiedAttention: one head, D = 1, block size 2. Sequence 0 is a
 // chunk of 2 new tokens over a 1-token prefix (keys all 0: uniform
 // weights), sequence 1 a decode row, then a zero-length padded request
 // and a padded token.
-func TestUnifiedAttentionHand(t *testing.T) {
+func handUnified() *uniCase {
 	nan := float32(math.NaN())
-	// blocks: 0 = seq 0 tokens 0-1, 1 = NaN (unreferenced), 2 = seq 0 token 2 + NaN slot, 3 = seq 1 token 0 + NaN
-	kc := []float32{0, 0, nan, nan, 0, nan, 2, nan}
-	vc := []float32{1, 2, nan, nan, 4, nan, 5, nan}
-	q := []float32{3, 7, 1.5, nan}
-	bt := []int32{0, 2, 3, -1, -1, -1}
-	sl := []int32{3, 1, 0}
-	qsl := []int32{0, 2, 3, 3}
-	dims := golden.UnifiedDims{T: 4, S: 3, Hq: 1, Hkv: 1, D: 1, NB: 4, BS: 2, MAXB: 2}
-	out, lse := make([]float64, 4), make([]float64, 4)
-	if err := golden.UnifiedAttention(out, lse, q, kc, vc, bt, sl, qsl, dims, 1); err != nil {
-		t.Fatal(err)
+	// blocks: 0 = seq 0 tokens 0-1, 1 = seq 0 token 2 + NaN slot, 2 = seq 1 token 0 + NaN
+	return &uniCase{
+		kc: []float32{0, 0, 0, nan, 2, nan}, vc: []float32{1, 2, 4, nan, 5, nan},
+		q: []float32{3, 7, 1.5, nan}, bt: []int32{0, 1, 2, -1, -1, -1},
+		sl: []int32{3, 1, 0}, qsl: []int32{0, 2, 3, 3}, scale: 1,
+		dims: golden.UnifiedDims{T: 4, S: 3, Hq: 1, Hkv: 1, D: 1, NB: 3, BS: 2, MAXB: 2},
 	}
-	// token 0 (i=0, ctx=1) attends keys 0,1: (1+2)/2, log 2; token 1 keys
-	// 0..2: 7/3, log 3; token 2 (decode, k=2, q=1.5): v = 5, lse = 3.
-	wantOut := []float64{1.5, 7.0 / 3, 5, 0}
-	wantLSE := []float64{math.Ln2, math.Log(3), 3, 0}
-	for i := range wantOut {
-		if math.Abs(out[i]-wantOut[i]) > 1e-15 || math.Abs(lse[i]-wantLSE[i]) > 1e-15 {
-			t.Errorf("token %d: out %v lse %v, want %v %v", i, out[i], lse[i], wantOut[i], wantLSE[i])
-		}
-	}
+}
+
+// TestUnifiedAttentionHand: token 0 (i = 0, ctx = 1) attends keys 0, 1:
+// out (1+2)/2, lse log 2; token 1 keys 0..2: 7/3, log 3; token 2 (decode,
+// k = 2, q = 1.5): v = 5, lse 3; the padded token 0 (ExampleUnifiedAttention
+// prints these), and the negatives move the values the bug says.
+func TestUnifiedAttentionHand(t *testing.T) {
+	c := handUnified()
+	q, kc, vc, bt, sl, qsl, dims := c.q, c.kc, c.vc, c.bt, c.sl, c.qsl, c.dims
 	// The negatives on this case: the off-by-one mask lets token 0 see key
 	// 2 (out 7/3); ignoring the prefix makes token 0 see key 0 only (out 1).
 	neg := func(bug golden.UnifiedBug) []float64 {

@@ -314,7 +314,7 @@ func buildUnified(c *caseCtx, p *unifiedParams) error {
 			t0, t1 := int(b.qsl[s]), int(b.qsl[s+1])
 			return sc.unifiedAttention(out[t0*hd:t1*hd], lse[t0*p.Hq:t1*p.Hq], q.vals[t0*hd:t1*hd], b.rows[s], p, nb)
 		}, func(int) error { c.tick(); return nil })
-	}, func() error { return b.writeInputs(c, p, &q, ks, vs) })
+	}, func() error { return b.writeInputs(c, &q, ks, vs) })
 	if err != nil {
 		return err
 	}
@@ -336,28 +336,11 @@ func (sc *seqScratch) unifiedAttention(out, lse []float64, q []float32, r unifie
 	return golden.UnifiedAttention(out, lse, q, sc.k.vals[:n], sc.v.vals[:n], bt, sl, qsl, dims, p.Scale)
 }
 
-func (b *unifiedBatch) writeInputs(c *caseCtx, p *unifiedParams, q *floatTensor, ks, vs *kvSource) error {
-	if err := c.writeFloat(tensorSpec{name: "query", role: roleInput, dtype: p.DType, shape: []int64{int64(b.T), int64(p.Hq), int64(p.D)}}, q); err != nil {
+func (b *unifiedBatch) writeInputs(c *caseCtx, q *floatTensor, ks, vs *kvSource) error {
+	if err := writeQueryCaches(c, b.l, b.T, q, ks, vs, nil); err != nil {
 		return err
 	}
 	l := b.l
-	cshape := []int64{int64(l.numBlk), int64(p.BS), int64(p.Hkv), int64(p.D)}
-	for _, src := range []struct {
-		name string
-		s    *kvSource
-	}{{"key_cache", ks}, {"value_cache", vs}} {
-		t, err := c.create(tensorSpec{name: src.name, role: roleInput, dtype: p.DType, shape: cshape})
-		if err != nil {
-			return err
-		}
-		if err := src.s.writeCache(t); err != nil {
-			t.abort()
-			return err
-		}
-		if err := t.close(); err != nil {
-			return err
-		}
-	}
 	for _, t := range []struct {
 		name  string
 		shape []int64

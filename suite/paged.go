@@ -541,7 +541,24 @@ func pagedInputs(c *caseCtx, p *pagedParams, l *layout) (floatTensor, *kvSource,
 // keysDone, when not nil, runs once the key cache is written.
 func writePagedInputs(c *caseCtx, p *pagedParams, l *layout, q *floatTensor, ks, vs *kvSource, keysDone func()) error {
 	B := len(l.lens)
-	if err := c.writeFloat(tensorSpec{name: "query", role: roleInput, dtype: p.DType, shape: []int64{int64(B), int64(p.Hq), int64(p.D)}}, q); err != nil {
+	if err := writeQueryCaches(c, l, B, q, ks, vs, keysDone); err != nil {
+		return err
+	}
+	if err := c.writeInts(tensorSpec{name: "block_tables", role: roleInput, dtype: "int32", shape: []int64{int64(B), int64(l.maxb)}}, l.bt); err != nil {
+		return err
+	}
+	cl := make([]int32, B)
+	for b, L := range l.lens {
+		cl[b] = int32(L)
+	}
+	return c.writeInts(tensorSpec{name: "context_lens", role: roleInput, dtype: "int32", shape: []int64{int64(B)}}, cl)
+}
+
+// writeQueryCaches writes query [rows, Hq, D] and the two caches of
+// layout l; keysDone, when not nil, runs once the key cache is written.
+func writeQueryCaches(c *caseCtx, l *layout, rows int, q *floatTensor, ks, vs *kvSource, keysDone func()) error {
+	p := l.p
+	if err := c.writeFloat(tensorSpec{name: "query", role: roleInput, dtype: p.DType, shape: []int64{int64(rows), int64(p.Hq), int64(p.D)}}, q); err != nil {
 		return err
 	}
 	cshape := []int64{int64(l.numBlk), int64(p.BS), int64(p.Hkv), int64(p.D)}
@@ -564,14 +581,7 @@ func writePagedInputs(c *caseCtx, p *pagedParams, l *layout, q *floatTensor, ks,
 			keysDone()
 		}
 	}
-	if err := c.writeInts(tensorSpec{name: "block_tables", role: roleInput, dtype: "int32", shape: []int64{int64(B), int64(l.maxb)}}, l.bt); err != nil {
-		return err
-	}
-	cl := make([]int32, B)
-	for b, L := range l.lens {
-		cl[b] = int32(L)
-	}
-	return c.writeInts(tensorSpec{name: "context_lens", role: roleInput, dtype: "int32", shape: []int64{int64(B)}}, cl)
+	return nil
 }
 
 // layoutInfo records the layout facts a reader of the manifest wants.

@@ -2,10 +2,12 @@ package suite
 
 import (
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/goldset/goldset/golden"
 	"github.com/goldset/goldset/manifests"
 )
 
@@ -112,6 +114,48 @@ func TestUnifiedParamErrors(t *testing.T) {
 	} {
 		if _, err := planUnified(json.RawMessage(raw)); err == nil {
 			t.Errorf("planUnified(%s) accepted", raw)
+		}
+	}
+}
+
+// TestUnifiedBundleRecompute recomputes every tiny-unified golden from the
+// bundle's own files, the whole cache at once through the real block
+// table, query_start_loc and seq_lens (the builder computes per sequence
+// on gathered blocks), and requires the stored bits: out, out_truth and
+// lse, padded tokens included (0).
+func TestUnifiedBundleRecompute(t *testing.T) {
+	r := tinyUnified(t)
+	dir := t.TempDir()
+	m := buildTo(t, r, dir, Options{Splits: []string{"public", "benchmark"}})
+	bdir := filepath.Join(dir, r.Name)
+	for i := range m.Cases {
+		c := &m.Cases[i]
+		d := caseData{dir: bdir, c: c}
+		in, err := loadUnified(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float64, in.dims.T*in.dims.Hq*in.dims.D)
+		lse := make([]float64, in.dims.T*in.dims.Hq)
+		if err := golden.UnifiedAttention(out, lse, in.q, in.kc, in.vc, in.bt, in.sl, in.qsl, in.dims, in.scale); err != nil {
+			t.Fatalf("%s: %v", c.ID, err)
+		}
+		for name, v := range map[string][]float64{"out": out, "out_truth": out, "lse": lse} {
+			tn := c.Tensor(name)
+			if tn == nil {
+				continue // float32 cases have no out_truth
+			}
+			stored, _, err := d.floats(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := storedValues(ControlOutput{DType: tn.DType, Values: v})
+			for j := range want {
+				if math.Float64bits(stored[j]) != math.Float64bits(want[j]) {
+					t.Errorf("%s %s[%d] = %v, recomputed %v", c.ID, name, j, stored[j], want[j])
+					break
+				}
+			}
 		}
 	}
 }

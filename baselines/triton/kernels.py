@@ -225,6 +225,30 @@ def rc_prepare(case, x, wrong=False):
 
 
 @triton.jit
+def _online_step(m, l, acc, q, k, v, keep, scale, IEEE: tl.constexpr):
+    """One tile of an online softmax: running max m, sum l and accumulator
+    acc [rows, D] updated with the scores scale*q.k of q [rows, D] and k
+    [tile, D] where keep [rows or 1, tile] holds (-inf elsewhere) and values
+    v [tile, D]; P is rounded to v's dtype for the PV dot unless IEEE (fp32:
+    IEEE dots). A row with nothing kept yet keeps max 0 (no NaN)."""
+    if IEEE:
+        s = tl.dot(q, tl.trans(k), input_precision="ieee")
+    else:
+        s = tl.dot(q, tl.trans(k))
+    s = tl.where(keep, s * scale, float("-inf"))
+    m_new = tl.maximum(m, tl.max(s, 1))
+    m_new = tl.where(m_new > float("-inf"), m_new, 0.0)
+    alpha = tl.exp2((m - m_new) * 1.4426950408889634)
+    p = tl.exp2((s - m_new[:, None]) * 1.4426950408889634)
+    l = l * alpha + tl.sum(p, 1)
+    if IEEE:
+        acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="ieee")
+    else:
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+    return m_new, l, acc
+
+
+@triton.jit
 def _pa_partial_kernel(q_ptr, kc_ptr, vc_ptr, bt_ptr, lens_ptr, m_ptr, l_ptr, acc_ptr, scale,
                        Hq, Hkv, MAXB, NPART,
                        sq_b, sq_h, sc_n, sc_t, sc_h, sbt_b,
@@ -253,20 +277,7 @@ def _pa_partial_kernel(q_ptr, kc_ptr, vc_ptr, bt_ptr, lens_ptr, m_ptr, l_ptr, ac
         base = phys * sc_n + ti[:, None] * sc_t + kvh * sc_h + di[None, :]
         k = tl.load(kc_ptr + base, mask=valid[:, None], other=0.0)
         v = tl.load(vc_ptr + base, mask=valid[:, None], other=0.0)
-        if IEEE:
-            s = tl.dot(q, tl.trans(k), input_precision="ieee")
-        else:
-            s = tl.dot(q, tl.trans(k))
-        s = tl.where(valid[None, :], s * scale, float("-inf"))
-        m_new = tl.maximum(m, tl.max(s, 1))
-        alpha = tl.exp2((m - m_new) * 1.4426950408889634)
-        p = tl.exp2((s - m_new[:, None]) * 1.4426950408889634)
-        l = l * alpha + tl.sum(p, 1)
-        if IEEE:
-            acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="ieee")
-        else:
-            acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
-        m = m_new
+        m, l, acc = _online_step(m, l, acc, q, k, v, valid[None, :], scale, IEEE)
     o = ((b * Hkv + kvh) * NPART + part).to(tl.int64)
     tl.store(m_ptr + o * GP + gi, m)
     tl.store(l_ptr + o * GP + gi, l)
@@ -567,22 +578,8 @@ def _ua_kernel(out_ptr, lse_ptr, q_ptr, kc_ptr, vc_ptr, bt_ptr, sl_ptr, qsl_ptr,
         off = phys[:, None] * sc_n + (kpos % BS)[:, None] * sc_t + kvh * sc_h + di[None, :]
         k = tl.load(kc_ptr + off, mask=kvalid[:, None], other=0.0)
         v = tl.load(vc_ptr + off, mask=kvalid[:, None], other=0.0)
-        if IEEE:
-            sc = tl.dot(Q, tl.trans(k), input_precision="ieee")
-        else:
-            sc = tl.dot(Q, tl.trans(k))
-        ok = (kpos[None, :] < ctx + qpos[:, None] + 1 + CAUSAL_SHIFT) & kvalid[None, :] & row_ok[:, None]
-        sc = tl.where(ok, sc * scale, float("-inf"))
-        m_new = tl.maximum(m, tl.max(sc, 1))
-        m_new = tl.where(m_new > float("-inf"), m_new, 0.0)  # rows with nothing yet (masked rows)
-        alpha = tl.exp2((m - m_new) * 1.4426950408889634)
-        p = tl.exp2((sc - m_new[:, None]) * 1.4426950408889634)
-        l = l * alpha + tl.sum(p, 1)
-        if IEEE:
-            acc = acc * alpha[:, None] + tl.dot(p, v, input_precision="ieee")
-        else:
-            acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
-        m = m_new
+        keep = (kpos[None, :] < ctx + qpos[:, None] + 1 + CAUSAL_SHIFT) & kvalid[None, :] & row_ok[:, None]
+        m, l, acc = _online_step(m, l, acc, Q, k, v, keep, scale, IEEE)
     o = acc / l[:, None]
     tl.store(out_ptr + tok[:, None] * so_t + head[:, None] * so_h + di[None, :], o.to(out_ptr.dtype.element_ty), mask=row_ok[:, None])
     tl.store(lse_ptr + tok * Hq + head, m + tl.log(l), mask=row_ok)

@@ -77,16 +77,20 @@ def _attend(q, k, v, scale):
     return (p @ _f64(v)) / den[:, None], m[:, 0] + np.log(den)
 
 
-def paged_attention(case, x, wrong_gqa=False):
+def _attn_setup(case, x):
+    """query, caches, block size, Hkv, G, scale, and zeroed float64 out and lse for every query row."""
     q, kc, vc = x["query"], x["key_cache"], x["value_cache"]
-    bt, lens = x["block_tables"], x["context_lens"]
-    B, Hq, D = q.shape
+    rows, Hq, D = q.shape
     bs, Hkv = kc.shape[1], kc.shape[2]
-    G = Hq // Hkv
     scale = float(case.params.get("scale", 1 / np.sqrt(D)))
-    out = np.zeros((B, Hq, D), np.float64)
-    lse = np.zeros((B, Hq), np.float64)
-    for b in range(B):
+    return q, kc, vc, bs, Hkv, Hq // Hkv, scale, np.zeros((rows, Hq, D), np.float64), np.zeros((rows, Hq), np.float64)
+
+
+def paged_attention(case, x, wrong_gqa=False):
+    q, kc, vc, bs, Hkv, G, scale, out, lse = _attn_setup(case, x)
+    bt, lens = x["block_tables"], x["context_lens"]
+    Hq = q.shape[1]
+    for b in range(q.shape[0]):
         L = int(lens[b])
         K, V = _tokens(kc, bt[b], L, bs), _tokens(vc, bt[b], L, bs)
         for h in range(Hq):
@@ -100,14 +104,8 @@ def unified_attention(case, x, causal_shift=0):
     """vLLM V1 unified attention over query_start_loc/seq_lens (docs/spec.md §12);
     padded tokens (past query_start_loc[-1]) get 0. causal_shift=1 is the
     WRONG twin: query token i also attends key ctx+i+1."""
-    q, kc, vc = x["query"], x["key_cache"], x["value_cache"]
+    q, kc, vc, bs, Hkv, G, scale, out, lse = _attn_setup(case, x)
     bt, sl, qsl = x["block_table"], x["seq_lens"], x["query_start_loc"]
-    T, Hq, D = q.shape
-    bs, Hkv = kc.shape[1], kc.shape[2]
-    G = Hq // Hkv
-    scale = float(case.params.get("scale", 1 / np.sqrt(D)))
-    out = np.zeros((T, Hq, D), np.float64)
-    lse = np.zeros((T, Hq), np.float64)
     for s in range(len(sl)):
         t0, t1, L = int(qsl[s]), int(qsl[s + 1]), int(sl[s])
         if t1 == t0:
