@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/goldset/goldset/internal/testenv"
+	"github.com/goldset/goldset/manifests"
 )
 
 // TestCompareChainCLI builds the public stage4-steps graph chain, writes
@@ -56,5 +59,35 @@ func TestCompareChainCLI(t *testing.T) {
 	}
 	if code, _, _ := run(t, "compare", bundle, "--chain", "nope", "--dir", gold); code != 2 {
 		t.Errorf("unknown chain: exit %d, want 2", code)
+	}
+}
+
+// TestLongbenchStepsSuite: --steps-suite schedules a real LongBench
+// sample build's prompts and builds their pipeline chain.
+func TestLongbenchStepsSuite(t *testing.T) {
+	tok, data := testenv.Qwen3TokenizerPath(t), testenv.LongBenchSample(t)
+	out := filepath.Join(t.TempDir(), "lb")
+	code, _, errs := run(t, "longbench", "build", "--data", data, "--tokenizer", tok, "--subsets", "qasper,multifieldqa_en,gov_report,hotpotqa",
+		"--n", "4", "--target-mean", "3000", "--truncate-at", "3000", "--no-thinking", "--seed", "5", "--out", out, "-q", "--model", "Qwen/Qwen3-8B", "--steps-suite")
+	if code != 0 {
+		t.Fatalf("longbench build --steps-suite: %d %s", code, errs)
+	}
+	bundle := filepath.Join(out, "kernels", "stage4-steps")
+	if code, _, errs := run(t, "verify", bundle); code != 0 {
+		t.Fatalf("verify: %s", errs)
+	}
+	m, err := manifests.ReadManifest(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Chains) != 1 || len(m.Cases) != 4 {
+		t.Fatalf("%d chains, %d cases", len(m.Chains), len(m.Cases))
+	}
+	var info struct {
+		Mixed bool `json:"mixed"`
+	}
+	json.Unmarshal(m.Cases[0].Info, &info)
+	if !info.Mixed {
+		t.Errorf("the first sampled step does not mix prefill and decode: %s", m.Cases[0].Info)
 	}
 }
