@@ -137,14 +137,25 @@ type pipelinePlan struct {
 }
 
 func errChain(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrChain, fmt.Sprintf(format, a...))
+	return fmt.Errorf("%w: %w: %s", ErrParams, ErrChain, fmt.Sprintf(format, a...))
 }
+
+// Limits of a pipeline case: the scheduler's work and the two caches the
+// build holds in memory.
+const (
+	maxPipelineTokens = 1 << 22 // prompt plus output tokens of all requests
+	maxPipelineCache  = 1 << 28 // elements of one cache (512 MiB of bf16)
+	maxPipelineStep   = 1 << 16 // max_num_batched_tokens
+	maxPipelineReqs   = 1 << 12 // requests
+	maxSimSteps       = 1 << 16 // scheduler steps simulated
+	maxSimRows        = 1 << 22 // rows of all simulated steps
+)
 
 // requests returns the case's requests.
 func (r *requestSpec) requests() ([]schedule.Request, error) {
 	prompts, outputs := r.Prompts, r.Outputs
 	if len(prompts) == 0 {
-		if err := checkRange("requests.n", r.N, 1, 1<<16); err != nil {
+		if err := checkRange("requests.n", r.N, 1, maxPipelineReqs); err != nil {
 			return nil, err
 		}
 		for _, d := range []struct {
@@ -164,16 +175,20 @@ func (r *requestSpec) requests() ([]schedule.Request, error) {
 	} else if r.N != 0 || len(outputs) != len(prompts) {
 		return nil, errParams("requests: %d prompts and %d outputs listed (and n %d): list both, equally long, or draw n", len(prompts), len(outputs), r.N)
 	}
-	if err := checkRange("requests", len(prompts), 1, 1<<16); err != nil {
+	if err := checkRange("requests", len(prompts), 1, maxPipelineReqs); err != nil {
 		return nil, err
 	}
 	reqs := make([]schedule.Request, len(prompts))
+	total := 0
 	for i := range prompts {
 		if err := checkRange("prompt length", prompts[i], 1, 1<<20); err != nil {
 			return nil, err
 		}
 		if err := checkRange("output length", outputs[i], 1, 1<<20); err != nil {
 			return nil, err
+		}
+		if total += prompts[i] + outputs[i]; total > maxPipelineTokens {
+			return nil, errParams("requests: more than %d prompt and output tokens in all", maxPipelineTokens)
 		}
 		reqs[i] = schedule.Request{ID: fmt.Sprintf("r%d", i), PromptTokens: prompts[i], OutputTokens: outputs[i], ArrivalStep: i * r.ArrivalEvery}
 	}
@@ -226,7 +241,8 @@ func planPipeline(raw json.RawMessage) (*casePlan, error) {
 	}
 	for _, e := range []error{checkRange("hq", p.Hq, 1, 1024), checkRange("hkv", p.Hkv, 1, p.Hq), checkRange("d", p.D, 1, maxHeadDim),
 		checkRange("steps", p.Steps, 1, 64), checkRange("schedule.block_size", p.Schedule.BlockSize, 1, maxBlockSize),
-		checkRange("schedule.num_blocks", p.Schedule.NumBlocks, 2, 1<<24), checkRange("k", p.K, 0, 1<<16), finitePositive("scale", p.Scale)} {
+		checkRange("schedule.num_blocks", p.Schedule.NumBlocks, 2, 1<<24), checkRange("k", p.K, 0, 1<<16), finitePositive("scale", p.Scale),
+		checkRange("schedule.max_num_batched_tokens", p.Schedule.MaxNumBatchedTokens, 0, maxPipelineStep)} {
 		if e != nil {
 			return nil, e
 		}
@@ -234,7 +250,10 @@ func planPipeline(raw json.RawMessage) (*casePlan, error) {
 	if p.Hq%p.Hkv != 0 {
 		return nil, errParams("hq %d is not a multiple of hkv %d", p.Hq, p.Hkv)
 	}
-	if d := dtypeOf(p.DType); d == 0 || !d.IsFloat() || isFloat32(p.DType) || dtypeSize(p.DType) != 2 {
+	if err := checkFloatDType("dtype", p.DType); err != nil {
+		return nil, err
+	}
+	if dtypeSize(p.DType) != 2 {
 		return nil, errParams("dtype %q: a pipeline's caches are float16 or bfloat16", p.DType)
 	}
 	switch p.Start {
@@ -244,6 +263,13 @@ func planPipeline(raw json.RawMessage) (*casePlan, error) {
 	}
 	cacheElems, err := checkElems("cache", p.Schedule.NumBlocks, p.Schedule.BlockSize, p.Hkv, p.D)
 	if err != nil {
+		return nil, err
+	}
+	if cacheElems > maxPipelineCache {
+		return nil, errParams("a cache of %d elements (num_blocks*block_size*hkv*d): a pipeline holds two, at most %d each", cacheElems, maxPipelineCache)
+	}
+	step := max(p.Schedule.MaxNumBatchedTokens, schedule.DefaultMaxNumBatchedTokens, 512)
+	if err := checkHeld("query", step, p.Hq, p.D); err != nil {
 		return nil, err
 	}
 	reqs, err := p.Requests.requests()
@@ -272,7 +298,12 @@ func planPipeline(raw json.RawMessage) (*casePlan, error) {
 func (pl *pipelinePlan) simulate() error {
 	p := pl.p
 	alive := map[int]*reqCache{}
+	nsteps, nrows := 0, 0
 	visit := func(st schedule.Step) error {
+		// Preemption can make a schedule long: the plan stays bounded.
+		if nsteps, nrows = nsteps+1, nrows+len(st.Rows); nsteps > maxSimSteps || nrows > maxSimRows {
+			return errChain("the schedule runs past %d steps or %d rows before the sampled steps end", maxSimSteps, maxSimRows)
+		}
 		if len(pl.steps) == 0 && p.startsAt(&st) {
 			for _, r := range st.Preempted {
 				delete(alive, r)
@@ -317,7 +348,9 @@ func (pl *pipelinePlan) simulate() error {
 		}
 		return nil
 	}
-	if _, err := schedule.Simulate(p.Schedule, pl.reqs, visit); err != nil {
+	if _, err := schedule.Simulate(p.Schedule, pl.reqs, visit); errors.Is(err, ErrChain) {
+		return err
+	} else if err != nil {
 		return errParams("schedule: %v", err)
 	}
 	if len(pl.steps) < p.Steps {

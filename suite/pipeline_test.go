@@ -3,6 +3,7 @@ package suite
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -183,4 +184,29 @@ func TestPipelineShardMerge(t *testing.T) {
 // count, pinned in testdata/tiny-pipeline.digest (-update rewrites it).
 func TestPipelineDeterministic(t *testing.T) {
 	checkPinnedDigest(t, tinyPipeline(t), "tiny-pipeline.digest", Options{})
+}
+
+// TestPipelineBadParams: bad pipeline params are ErrParams naming what is
+// wrong, before anything is built.
+func TestPipelineBadParams(t *testing.T) {
+	sched := `"schedule": {"max_num_batched_tokens": 48, "block_size": 16, "num_blocks": 48}`
+	reqs := `"requests": {"prompts": [40, 30], "outputs": [4, 4]}`
+	for _, tc := range []struct{ params, want string }{
+		{`{"chain": "dsa", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", ` + sched + `, ` + reqs + `}`, "chain"},
+		{`{"chain": "paged", "hq": 4, "hkv": 3, "d": 16, "dtype": "bfloat16", ` + sched + `, ` + reqs + `}`, "multiple"},
+		{`{"chain": "paged", "hq": 4, "hkv": 2, "d": 16, "dtype": "float32", ` + sched + `, ` + reqs + `}`, "float16 or bfloat16"},
+		{`{"chain": "paged", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", ` + sched + `, "requests": {"prompts": [40], "outputs": []}}`, "equally long"},
+		{`{"chain": "paged", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", ` + sched + `, ` + reqs + `, "steps": 500}`, "steps"},
+		{`{"chain": "paged", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", ` + sched + `, ` + reqs + `, "steps": 40}`, "asked for"},
+		{`{"chain": "paged", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", ` + sched + `, ` + reqs + `, "start": "never"}`, "start"},
+		{`{"chain": "paged", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", "schedule": {"num_blocks": 2}, ` + reqs + `}`, "schedule"},
+		{`{"chain": "paged", "hq": 4, "hkv": 2, "d": 128, "dtype": "bfloat16", "schedule": {"num_blocks": 1048576}, ` + reqs + `}`, "pipeline holds two"},
+		{`{"chain": "quest", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", "graph_mode": true, ` + sched + `, ` + reqs + `}`, "graph"},
+		{`{"chain": "paged", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", "extra": 1, ` + sched + `, ` + reqs + `}`, "extra"},
+	} {
+		_, err := planCase(manifests.RecipeCase{ID: "p", Op: PipelineOp, Split: "public", Params: json.RawMessage(tc.params)})
+		if !errors.Is(err, ErrParams) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want ErrParams mentioning %q", tc.params, err, tc.want)
+		}
+	}
 }
