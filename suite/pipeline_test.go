@@ -92,6 +92,8 @@ func TestPipelineBundle(t *testing.T) {
 		t.Errorf("mixed step %v, padded step %v: want both", mixed, padded)
 	}
 	checkControls(t, bdir, back)
+	// Every stage case holds exactly its op's tensors, in the table's order.
+	checkOpTable(t, r, map[string]bool{})
 }
 
 // TestChainNegatives: every chain's golden outputs pass as a chain; each
