@@ -73,10 +73,21 @@ func RecipeFromManifest(m *manifests.Manifest) (*manifests.Recipe, error) {
 }
 
 // CompareManifests lists the tensors whose hash, size, shape or dtype
-// differ between want (a reference manifest) and got (a rebuild), and
-// cases or tensors present in only one of them.
+// differ between want (a reference manifest) and got (a rebuild), cases or
+// tensors present in only one of them, and chains rebuilt with other
+// stages or steps.
 func CompareManifests(want, got *manifests.Manifest) []manifests.Problem {
 	var probs []manifests.Problem
+	for _, wc := range want.Chains {
+		gc := got.ChainOf(wc.ID)
+		switch {
+		case gc == nil:
+			probs = append(probs, manifests.Problem{Case: wc.ID, What: "chain not rebuilt"})
+		case gc.Kind != wc.Kind || fmt.Sprint(gc.Stages, gc.Steps) != fmt.Sprint(wc.Stages, wc.Steps):
+			probs = append(probs, manifests.Problem{Case: wc.ID, What: fmt.Sprintf("chain rebuilt as %s %v steps %v, manifest says %s %v steps %v",
+				gc.Kind, gc.Stages, gc.Steps, wc.Kind, wc.Stages, wc.Steps)})
+		}
+	}
 	for i := range want.Cases {
 		wc := &want.Cases[i]
 		gc := got.Case(wc.ID)
