@@ -2,6 +2,7 @@ package compare
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 )
@@ -37,4 +38,25 @@ func TestNewChainVerdict(t *testing.T) {
 	if v := NewChainVerdict("c", []StageVerdict{{Case: "a"}}); v.OK() || v.Status != Skipped {
 		t.Errorf("nothing judged: %s, want SKIPPED", v.Status)
 	}
+}
+
+// ExampleNewChainVerdict: a chain whose write at step 8 is wrong; the
+// attention after it fails too, and the verdict names the write.
+func ExampleNewChainVerdict() {
+	pass, fail := Report{Name: "key_cache_out", Status: Pass}, Report{Name: "out", Status: Fail}
+	v := NewChainVerdict("chain", []StageVerdict{
+		{Case: "chain.s7.reshape_and_cache", Op: "reshape_and_cache", Step: 7, Stage: 0, Reports: []Report{pass}},
+		{Case: "chain.s7.unified_attention", Op: "unified_attention", Step: 7, Stage: 1, Reports: []Report{{Name: "out", Status: Pass}}},
+		{Case: "chain.s8.reshape_and_cache", Op: "reshape_and_cache", Step: 8, Stage: 0, Reports: []Report{{Name: "key_cache_out", Status: Fail}}},
+		{Case: "chain.s8.unified_attention", Op: "unified_attention", Step: 8, Stage: 1, Reports: []Report{fail}},
+	})
+	v.WriteText(os.Stdout)
+	// Output:
+	// chain chain: 4 stage case(s)
+	//   step 7      stage 0 reshape_and_cache    PASS    chain.s7.reshape_and_cache
+	//   step 7      stage 1 unified_attention    PASS    chain.s7.unified_attention
+	//   step 8      stage 0 reshape_and_cache    FAIL    chain.s8.reshape_and_cache  (failed: key_cache_out)
+	//   step 8      stage 1 unified_attention    FAIL    chain.s8.unified_attention  (failed: out)
+	// first divergence: step 8, stage 0 (reshape_and_cache), case chain.s8.reshape_and_cache
+	// FAIL
 }

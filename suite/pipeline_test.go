@@ -212,3 +212,32 @@ func TestPipelineBadParams(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPipelineBuild measures the public stage4-steps chains (plan,
+// schedule, every stage's golden, encoding and sha256; no disk) with
+// SetBytes = the distinct bytes written (a file listed twice counted once).
+func BenchmarkPipelineBuild(b *testing.B) {
+	r, err := manifests.LookupSuite("stage4-steps")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var bytes int64
+	b.ReportAllocs()
+	for b.Loop() {
+		m, err := Build(context.Background(), r, HashSink{}, Options{Jobs: 2, Splits: []string{manifests.SplitPublic}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		bytes = 0
+		seen := map[string]bool{}
+		for _, c := range m.Cases {
+			for _, t := range c.Tensors {
+				if !seen[t.Path] {
+					seen[t.Path] = true
+					bytes += t.Bytes
+				}
+			}
+		}
+	}
+	b.SetBytes(bytes)
+}
