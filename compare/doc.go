@@ -93,6 +93,16 @@
 // Indices are multi-dimensional. JSON uses the struct tags; Float writes
 // non-finite values as "NaN", "+Inf", "-Inf". WriteText renders a few lines.
 //
+// # Chains (chain.go)
+//
+// A pipeline chain's stage cases are judged one by one, each output under
+// its own tolerance; ChainVerdict orders them by scheduler step, then
+// stage, names the first that fails (First) and keeps every later stage's
+// reports: a wrong cache write at step s usually fails the attention after
+// it and the later writes, and the verdict shows all of them while naming
+// the write. A stage given no candidate is SKIPPED; a chain with nothing
+// judged is SKIPPED, not PASS.
+//
 // # Tolerance families
 //
 // compare knows no op names. It exports tolerance families (Family); each

@@ -26,6 +26,20 @@
 // run (time, host, tool build, command line), so the same recipe gives the
 // same digest on every machine and every run.
 //
+// # Chains
+//
+// A pipeline case (docs/spec.md §14) becomes one case per stage and
+// scheduler step; chains lists each pipeline (id, split, kind, the stage
+// ops, the step indices, the recipe params that rebuild it) and every
+// stage case has chain {id, step, stage}. Validate requires a chain's
+// cases to be consecutive, in step then stage order, one per (step,
+// stage), with the stage's op and the chain's split, and every named
+// chain to be listed. A stage input that is an earlier stage's golden is
+// that file, listed again: a path may appear twice only for an input of a
+// chain case whose sha256, size, dtype, shape and compression equal the
+// first entry's; Verify reads such a file once. A manifest without chains
+// marshals no chains field, so earlier digests are unchanged.
+//
 // # Atomic writes
 //
 // A bundle is written into a temporary sibling directory named

@@ -52,6 +52,9 @@ type Manifest struct {
 	// Shard is "i/n" when the bundle holds one shard of a suite.
 	Shard string `json:"shard,omitempty"`
 	Cases []Case `json:"cases"`
+	// Chains lists the bundle's pipeline cases (chain.go); their stage
+	// cases point back through Case.Chain.
+	Chains []Chain `json:"chains,omitempty"`
 	// Digest is the sha256 of the canonical manifest (see package doc).
 	Digest     string      `json:"digest"`
 	Provenance *Provenance `json:"provenance,omitempty"`
@@ -82,6 +85,9 @@ type Case struct {
 	// the case, counted from its data (docs/spec.md §13); nil in bundles
 	// written before it was recorded.
 	Work *Work `json:"work,omitempty"`
+	// Chain places a stage case in its chain (Manifest.Chains); nil for a
+	// case judged alone.
+	Chain *ChainRef `json:"chain,omitempty"`
 }
 
 // Work is a case's exact work (docs/spec.md §13): the bytes a correct
@@ -209,7 +215,7 @@ func (m *Manifest) Validate() error {
 		return fmt.Errorf("%w: empty suite name", ErrInvalid)
 	}
 	ids := make(map[string]bool, len(m.Cases))
-	paths := make(map[string]bool)
+	paths := make(map[string]*Tensor)
 	for ci := range m.Cases {
 		c := &m.Cases[ci]
 		if err := checkName("case id", c.ID); err != nil {
@@ -252,10 +258,15 @@ func (m *Manifest) Validate() error {
 			if !filepath.IsLocal(filepath.FromSlash(t.Path)) || strings.Contains(t.Path, `\`) {
 				return fmt.Errorf("%w: %s: %q", ErrPath, where, t.Path)
 			}
-			if paths[t.Path] {
-				return fmt.Errorf("%w: %s shares path %q with another tensor", ErrInvalid, where, t.Path)
+			if first := paths[t.Path]; first != nil {
+				// A chain lists an earlier stage's golden again as a later
+				// stage's input: the same file, every fact equal.
+				if c.Chain == nil || t.Role != RoleInput || !sameFile(first, t) {
+					return fmt.Errorf("%w: %s shares path %q with another tensor", ErrInvalid, where, t.Path)
+				}
+			} else {
+				paths[t.Path] = t
 			}
-			paths[t.Path] = true
 			if t.Compression != "" && t.Compression != "zstd" {
 				return fmt.Errorf("%w: %s has unknown compression %q", ErrInvalid, where, t.Compression)
 			}
@@ -267,7 +278,7 @@ func (m *Manifest) Validate() error {
 			}
 		}
 	}
-	return nil
+	return m.validateChains()
 }
 
 // checkName accepts the names goldset writes: letters, digits, '.', '_', '-',

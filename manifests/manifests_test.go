@@ -241,6 +241,8 @@ func FuzzReadManifest(f *testing.F) {
 	f.Add(good)
 	f.Add([]byte(`{"schema_version":1}`))
 	f.Add([]byte(`{"schema_version":1,"suite":"s","cases":[{"id":"a","op":"x","tensors":[{"name":"t","role":"input","path":"../x","dtype":"float32","shape":[-1]}]}]}`))
+	chained, _ := chainManifest().Marshal()
+	f.Add(chained)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := ParseManifest("fuzz.json", data)
 		if err != nil {

@@ -142,9 +142,15 @@ func VerifyContext(ctx context.Context, dir string, m *Manifest, jobs int, progr
 	}
 	type job struct{ ci, ti int }
 	var list []job
+	listed := make(map[string]bool)
 	for ci := range m.Cases {
 		for ti := range m.Cases[ci].Tensors {
-			list = append(list, job{ci, ti})
+			// A chain lists a file twice (an earlier golden as a later
+			// input, checked equal by Validate): it is read once.
+			if p := m.Cases[ci].Tensors[ti].Path; !listed[p] {
+				listed[p] = true
+				list = append(list, job{ci, ti})
+			}
 		}
 	}
 	results := make([][]Problem, len(list))

@@ -183,9 +183,10 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 		Generator:     GeneratorVersion,
 		Seed:          r.Seed,
 		Shard:         o.Shard.String(),
-		Cases:         make([]manifests.Case, len(cases)),
 		Provenance:    o.Provenance,
 	}
+	// built[i] is recipe case i's manifest cases: one, or a chain's stages.
+	built := make([][]manifests.Case, len(cases))
 	for _, c := range cases {
 		if c.Split == manifests.SplitHidden {
 			sum := sha256.Sum256(o.Secret)
@@ -260,7 +261,7 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 				cc.abortOpen()
 				task.End()
 				var work *manifests.Work
-				if err == nil {
+				if err == nil && plans[i].chain == nil {
 					work, err = caseWork(c.Op, plans[i].params, cc.tensors, cc.facts)
 				}
 				if err != nil {
@@ -272,16 +273,17 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 					cancel()
 					continue
 				}
-				mc := manifests.Case{ID: c.ID, Op: c.Op, Split: c.Split, Params: plans[i].params, Tensors: cc.tensors}
-				mc.Work = work
-				if cc.info != nil {
-					b, err := json.Marshal(cc.info)
-					if err != nil {
-						panic("suite: info not marshalable: " + err.Error())
+				if plans[i].chain != nil {
+					cc.endStage()
+					for k := range cc.stages {
+						cc.stages[k].Split = c.Split
 					}
-					mc.Info = b
+					built[i] = cc.stages
+					report(c.ID, true)
+					continue
 				}
-				m.Cases[i] = mc
+				mc := manifests.Case{ID: c.ID, Op: c.Op, Split: c.Split, Params: plans[i].params, Tensors: cc.tensors, Info: cc.infoJSON(), Work: work}
+				built[i] = []manifests.Case{mc}
 				report(c.ID, true)
 			}
 		}()
@@ -313,6 +315,15 @@ feed:
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	m.Cases = []manifests.Case{}
+	for i, cs := range built {
+		m.Cases = append(m.Cases, cs...)
+		if ch := plans[i].chain; ch != nil {
+			rec := *ch
+			rec.ID, rec.Split = cases[i].ID, cases[i].Split
+			m.Chains = append(m.Chains, rec)
+		}
 	}
 	return m, nil
 }
@@ -362,6 +373,24 @@ type caseCtx struct {
 
 	factMu sync.Mutex
 	facts  map[string]int64 // counts the op's work formula needs (addFact)
+	// A pipeline case writes one stage case after another (pipeline.go):
+	// dir is the current stage's directory (the case id when empty),
+	// stage its manifest case, stages the finished ones.
+	dir    string
+	stage  *manifests.Case
+	stages []manifests.Case
+}
+
+// infoJSON returns the case's info as JSON (nil without info).
+func (c *caseCtx) infoJSON() json.RawMessage {
+	if c.info == nil {
+		return nil
+	}
+	b, err := json.Marshal(c.info)
+	if err != nil {
+		panic("suite: info not marshalable: " + err.Error())
+	}
+	return b
 }
 
 // abortOpen aborts every tensor a failed builder left open.
@@ -511,7 +540,11 @@ func (c *caseCtx) createFile(ts tensorSpec) (*tensorOut, error) {
 	if err := c.ctx.Err(); err != nil {
 		return nil, err
 	}
-	rel := path.Join(c.id, ts.name+".npy")
+	dir := c.id
+	if c.dir != "" {
+		dir = c.dir
+	}
+	rel := path.Join(dir, ts.name+".npy")
 	if c.compress {
 		rel += ".zst"
 	}

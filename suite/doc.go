@@ -68,6 +68,19 @@
 //	                  -> out (bf16), lse, block_header; aux row_stats (max|v_sel|, count)
 //	block_header      seq_lens and paging params -> block_table, seq_lens -> block_header
 //
+//	pipeline          chain ("paged" | "quest"), model, hq, hkv, d, dtype, scale, k, schedule
+//	                  (package schedule's Config), requests (prompts/outputs or a lognormal
+//	                  draw), start ("mixed" | "index" | "seq_len"), steps, graph_mode
+//	                  -> one case per stage and step (pipeline.go, docs/spec.md §14)
+//
+// A pipeline recipe case is not an op: planCase runs the scheduler over
+// its requests, and the build writes consecutive sampled steps as stage
+// cases (reshape_and_cache, then unified_attention or quest on the updated
+// cache), each through caseCtx.beginStage; a stage input that is an
+// earlier golden is listed again (caseCtx.ref), the manifest records the
+// chain (manifests.Chain), and JudgeChain / ChainControls judge a whole
+// chain and name its first diverging stage and step.
+//
 // The DSA ops hand compare the per-row facts its DSA families need
 // (op.judgeData: A, the golden scores, the block table, max|v_sel|); an
 // op whose tensors depend on its params lists them per case (op.tensorsOf).

@@ -12,7 +12,7 @@ import (
 // every rejection wraps ErrParams, every acceptance re-encodes to params
 // that are accepted again with the same size estimate.
 func FuzzPlanCase(f *testing.F) {
-	for _, n := range []string{"stage1-basic", "stage2-paged", "peer-sizes", "stage4-mixed", "stage5-dsa"} {
+	for _, n := range []string{"stage1-basic", "stage2-paged", "peer-sizes", "stage4-mixed", "stage4-steps", "stage5-dsa"} {
 		r, err := manifests.LookupSuite(n)
 		if err != nil {
 			f.Fatal(err)

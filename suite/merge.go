@@ -54,11 +54,23 @@ func MergeManifests(shards []*manifests.Manifest) (*manifests.Manifest, error) {
 	out.Shard = ""
 	out.Digest = ""
 	out.Cases = nil
+	out.Chains = nil
+	// Shards hold recipe cases round-robin; a pipeline recipe case is the
+	// run of its chain's stage cases, so the round-robin is over units.
+	units := make([][][]manifests.Case, n)
+	for i := 0; i < n; i++ {
+		units[i] = recipeUnits(byIndex[i].Cases)
+	}
 	for k := 0; ; k++ {
 		added := false
 		for i := 0; i < n; i++ {
-			if cs := byIndex[i].Cases; k < len(cs) {
-				out.Cases = append(out.Cases, cs[k])
+			if us := units[i]; k < len(us) {
+				out.Cases = append(out.Cases, us[k]...)
+				if r := us[k][0].Chain; r != nil {
+					if ch := byIndex[i].ChainOf(r.ID); ch != nil { // else Validate below says so
+						out.Chains = append(out.Chains, *ch)
+					}
+				}
 				added = true
 			}
 		}
@@ -70,6 +82,23 @@ func MergeManifests(shards []*manifests.Manifest) (*manifests.Manifest, error) {
 		return nil, fmt.Errorf("suite: merge: %w", err)
 	}
 	return &out, nil
+}
+
+// recipeUnits splits a manifest's cases into the recipe cases they came
+// from: a case alone, or the consecutive stage cases of one chain.
+func recipeUnits(cs []manifests.Case) [][]manifests.Case {
+	var out [][]manifests.Case
+	for i := 0; i < len(cs); {
+		j := i + 1
+		if r := cs[i].Chain; r != nil {
+			for j < len(cs) && cs[j].Chain != nil && cs[j].Chain.ID == r.ID {
+				j++
+			}
+		}
+		out = append(out, cs[i:j])
+		i = j
+	}
+	return out
 }
 
 func parseShardField(s string) (int, int, error) {
@@ -164,11 +193,16 @@ func MergeBundlesContext(ctx context.Context, dirs []string, out string, o Merge
 	if bw.Replaces != nil && o.OnReplace != nil {
 		o.OnReplace(bw.Replaces)
 	}
+	placed := make(map[string]bool)
 	for _, c := range m.Cases {
 		for _, t := range c.Tensors {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+			if placed[t.Path] {
+				continue // a chain's file listed twice
+			}
+			placed[t.Path] = true
 			if err := placeFile(src[t.Path], t.Path, filepath.Join(bw.Dir(), filepath.FromSlash(t.Path))); err != nil {
 				return nil, fmt.Errorf("suite: merge: %w", err)
 			}

@@ -124,6 +124,10 @@ type casePlan struct {
 	lead  int64
 	build func(*caseCtx) error
 	tols  map[string]*compare.Tolerance // by tensor name
+	// chain, for a pipeline case (pipeline.go), is its chain's record
+	// (id and split are the recipe case's); the build emits one manifest
+	// case per stage and step.
+	chain *manifests.Chain
 	// family, when set, overrides the op table's family of an output for
 	// this case (MXFP4's strict: byte identity instead of 0 = 8).
 	family func(output string) (compare.Family, bool)
@@ -133,6 +137,13 @@ type casePlan struct {
 // output whose family has no row for its dtype, is an error here, before
 // anything is built.
 func planCase(c manifestsRecipeCase) (*casePlan, error) {
+	if c.Op == PipelineOp {
+		p, err := planPipeline(c.Params)
+		if err != nil {
+			return nil, errCase(c, err)
+		}
+		return p, nil
+	}
 	o, ok := opTable[c.Op]
 	if !ok {
 		return nil, errUnknownOp(c)

@@ -251,6 +251,25 @@ func cacheControls(d caseData) ([]Control, error) {
 		copy(bad[wrong*row:(wrong+1)*row], gold[s*row:(s+1)*row]) // the key lands one block over
 		ctl = append(ctl, Control{Name: "wrong_block", Note: fmt.Sprintf("token %d written to slot %d instead of %d", t, wrong, s), Outputs: []ControlOutput{d.output("key_cache_out", bad)}})
 	}
+	if t := slices.IndexFunc(sm, func(s int32) bool { return s < 0 }); t >= 0 {
+		// Graph padding: a kernel that does not skip slot -1 and indexes
+		// the cache the way torch does (cache[-1]) overwrites the last slot.
+		gold, _, err := d.floats("key_cache_out")
+		if err != nil {
+			return nil, err
+		}
+		key, _, err := d.floats("key")
+		if err != nil {
+			return nil, err
+		}
+		row := p.Hkv * p.D
+		bad := slices.Clone(gold)
+		copy(bad[len(bad)-row:], key[t*row:(t+1)*row])
+		if !slices.Equal(bad, gold) {
+			ctl = append(ctl, Control{Name: "pad_slot_write", Note: fmt.Sprintf("token %d (slot %d) written through the pad slot into the cache's last slot", t, sm[t]),
+				Outputs: []ControlOutput{d.output("key_cache_out", bad)}})
+		}
+	}
 	gold, _, err := d.floats("value_cache_out")
 	if err != nil {
 		return nil, err

@@ -51,6 +51,19 @@ func RecipeFromManifest(m *manifests.Manifest) (*manifests.Recipe, error) {
 	}
 	r := &manifests.Recipe{Name: m.Suite, Version: m.SuiteVersion, SpecVersion: m.SpecVersion, Seed: m.Seed}
 	for _, c := range m.Cases {
+		if c.Chain != nil {
+			// A chain's stage cases come from one pipeline recipe case,
+			// recorded in the manifest's chain list.
+			ch := m.ChainOf(c.Chain.ID)
+			if ch == nil || len(ch.Steps) == 0 {
+				return nil, fmt.Errorf("suite: case %s names chain %q, which the manifest does not list", c.ID, c.Chain.ID)
+			}
+			if c.Chain.Step != ch.Steps[0] || c.Chain.Stage != 0 {
+				continue
+			}
+			r.Cases = append(r.Cases, manifests.RecipeCase{ID: ch.ID, Op: PipelineOp, Split: ch.Split, Params: ch.Params})
+			continue
+		}
 		r.Cases = append(r.Cases, manifests.RecipeCase{ID: c.ID, Op: c.Op, Split: c.Split, Params: c.Params})
 	}
 	if err := r.Validate(); err != nil {
@@ -60,10 +73,21 @@ func RecipeFromManifest(m *manifests.Manifest) (*manifests.Recipe, error) {
 }
 
 // CompareManifests lists the tensors whose hash, size, shape or dtype
-// differ between want (a reference manifest) and got (a rebuild), and
-// cases or tensors present in only one of them.
+// differ between want (a reference manifest) and got (a rebuild), cases or
+// tensors present in only one of them, and chains rebuilt with other
+// stages or steps.
 func CompareManifests(want, got *manifests.Manifest) []manifests.Problem {
 	var probs []manifests.Problem
+	for _, wc := range want.Chains {
+		gc := got.ChainOf(wc.ID)
+		switch {
+		case gc == nil:
+			probs = append(probs, manifests.Problem{Case: wc.ID, What: "chain not rebuilt"})
+		case gc.Kind != wc.Kind || fmt.Sprint(gc.Stages, gc.Steps) != fmt.Sprint(wc.Stages, wc.Steps):
+			probs = append(probs, manifests.Problem{Case: wc.ID, What: fmt.Sprintf("chain rebuilt as %s %v steps %v, manifest says %s %v steps %v",
+				gc.Kind, gc.Stages, gc.Steps, wc.Kind, wc.Stages, wc.Steps)})
+		}
+	}
 	for i := range want.Cases {
 		wc := &want.Cases[i]
 		gc := got.Case(wc.ID)

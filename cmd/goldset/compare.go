@@ -24,12 +24,14 @@ type compareOptions struct {
 	quiet   bool
 	timing  string // a timing file (judge package): judged instead of, or besides, outputs
 	profile string // the device profile whose floor the timing must respect
+	chain   string // judge this chain instead of one case
+	dir     string // a chain's candidates: DIR/<stage-case>/<output>.npy
 }
 
 func newCompareCmd(s *streams) *cobra.Command {
 	var o compareOptions
 	cmd := &cobra.Command{
-		Use:   "compare BUNDLE --case ID --output NAME=FILE.npy...",
+		Use:   "compare BUNDLE (--case ID --output NAME=FILE.npy... | --chain ID [--dir DIR] [--output CASE/NAME=FILE.npy...])",
 		Short: "Judge a kernel's outputs against a case's goldens",
 		Long: `compare loads each candidate output (any float .npy: <f2, <f4, <f8, or <u2
 holding bfloat16 bits when the golden is bfloat16; any integer .npy, |i1,
@@ -64,6 +66,14 @@ flops / peak FLOP/s) of the device it ran on (--profile, or the file's
 profile; neither: the lowest floor of all). With --timing, --case and
 --output are optional.
 
+With --chain ID it judges a pipeline chain (docs/spec.md §14): every
+stage case of every sampled step, each output under its own tolerance, as
+above. Candidates are --output STAGE-CASE/NAME=FILE.npy or the files
+DIR/<stage-case>/<name>.npy of --dir (an --output wins). The report has a
+line per stage and step, names the FIRST stage and step that diverges, and
+still judges every later one (a wrong cache write at step s usually fails
+the attention after it too).
+
 Exit status: 0 when every output passes, 3 when one fails (a wrong shape or
 dtype, or a golden failing its sha256, counts as a failure), 2 for an unknown
 case or output name, 1 when a file cannot be read.`,
@@ -73,14 +83,28 @@ case or output name, 1 when a file cannot be read.`,
   goldset compare out/stage1-basic --case mm-512-bf16 --output c=c.bin
   goldset compare out/stage2-paged --case quest-planted-k8-bf16 \
       --output selected=sel.npy --output out=o.npy --output lse=lse.npy --json
-  goldset compare out/stage1-basic --timing timing.json --profile h200`,
+  goldset compare out/stage1-basic --timing timing.json --profile h200
+  goldset compare out/stage4-steps --chain qwen3-8b-mixed --dir my_outputs/
+  goldset compare out/stage4-steps --chain qwen3-8b-mixed --partial \
+      --output qwen3-8b-mixed.s40.unified_attention/out=o.npy`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
+			if o.chain != "" {
+				if o.caseID != "" {
+					return usagef("give --case or --chain, not both")
+				}
+				return runCompareChain(cmd.Context(), o, s.out, s.err)
+			}
+			if o.caseID == "" || len(o.outputs) == 0 || o.dir != "" {
+				return usagef("a case needs --case and --output (--dir is for --chain)")
+			}
 			return runCompare(cmd.Context(), o, s.out, s.err)
 		},
 	}
-	cmd.Flags().StringVar(&o.caseID, "case", "", "case id (required)")
+	cmd.Flags().StringVar(&o.caseID, "case", "", "case id (or --chain)")
+	cmd.Flags().StringVar(&o.chain, "chain", "", "judge this pipeline chain: every stage and step")
+	cmd.Flags().StringVar(&o.dir, "dir", "", "with --chain: candidates as DIR/<stage-case>/<output>.npy")
 	cmd.Flags().StringArrayVar(&o.outputs, "output", nil, "NAME=FILE.npy: a candidate for the golden tensor NAME (repeatable)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the reports as JSON")
 	cmd.Flags().BoolVar(&o.partial, "partial", false, "judge only the outputs given (the others are listed as skipped)")

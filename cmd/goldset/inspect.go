@@ -80,6 +80,9 @@ func runInspect(ctx context.Context, o inspectOptions, w io.Writer) error {
 	}
 	for _, c := range cases {
 		fmt.Fprintf(w, "\n%s  op=%s split=%s\n", c.ID, c.Op, c.Split)
+		if r := c.Chain; r != nil {
+			fmt.Fprintf(w, "  chain  %s step %d stage %d (goldset compare --chain %s)\n", r.ID, r.Step, r.Stage, r.ID)
+		}
 		if len(c.Params) > 0 {
 			fmt.Fprintf(w, "  params %s\n", compactJSON(c.Params))
 		}

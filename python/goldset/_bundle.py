@@ -62,6 +62,8 @@ class Case:
         self.split = d.get("split", "")
         self.params = d.get("params") or {}
         self.info = d.get("info") or {}
+        # a pipeline stage's place in its chain ({"id", "step", "stage"}), else None
+        self.chain = d.get("chain")
         where = f"{bundle.manifest_path}: case {self.id!r}"
         self.tensors = {}
         for t in d.get("tensors") or []:
@@ -136,6 +138,8 @@ class Bundle:
         self.suite_version = m.get("suite_version", "")
         self.spec_version = int(m.get("spec_version") or 1)
         self.digest = m.get("digest", "")
+        # pipeline chains (docs/spec.md §14): id, kind, stages, steps, params
+        self.chains = m.get("chains") or []
         self.cases = []
         self._by_id = {}
         for d in m.get("cases") or []:
