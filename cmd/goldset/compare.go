@@ -94,10 +94,13 @@ case or output name, 1 when a file cannot be read.`,
 				if o.caseID != "" {
 					return usagef("give --case or --chain, not both")
 				}
+				if o.timing != "" {
+					return usagef("--timing judges cases, not a --chain: give one or the other")
+				}
 				return runCompareChain(cmd.Context(), o, s.out, s.err)
 			}
-			if o.caseID == "" || len(o.outputs) == 0 || o.dir != "" {
-				return usagef("a case needs --case and --output (--dir is for --chain)")
+			if o.dir != "" {
+				return usagef("--dir is for --chain; a case takes --case and --output")
 			}
 			return runCompare(cmd.Context(), o, s.out, s.err)
 		},
@@ -116,6 +119,7 @@ case or output name, 1 when a file cannot be read.`,
 	markPath(cmd, "output", inputFile, "candidate")
 	markPath(cmd, "timing", inputFile, "timing")
 	markPath(cmd, "profile", notPath, "")
+	markPath(cmd, "dir", inputDir, "chain-candidates")
 	return cmd
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/goldset/goldset/compare"
+	"github.com/goldset/goldset/internal/safefile"
 	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/suite"
 )
@@ -46,8 +47,10 @@ func chainCandidates(m *manifests.Manifest, chain string, specs []string, dir st
 		files[key] = file
 	}
 	if dir != "" {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return nil, usagef("--dir %s is not a directory", dir)
+		// A missing directory or a FIFO/file in its place is an unreadable
+		// input (exit 1), named as what it is.
+		if err := safefile.Dir(dir); err != nil {
+			return nil, fmt.Errorf("--dir: %w", err)
 		}
 		for _, key := range all {
 			if files[key] != "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/goldset/goldset/internal/testenv"
+	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/serving/servingtest"
 )
 
@@ -147,6 +148,22 @@ func newInputFixtures(t *testing.T) *inputFixtures {
 	if code, out, _ := goldsetProcess(t, time.Minute, "export", b, "--format", "safetensors", "--out", fx.files["export"], "-q"); code != 0 {
 		t.Fatalf("export fixture: exit %d\n%s", code, out)
 	}
+	// A small pipeline chain: its bundle is also a valid --dir of
+	// candidates (DIR/<stage-case>/<output>.npy are the goldens).
+	pipe := put("pipe.json", `{"name": "pipe", "version": "0.1.0", "spec_version": 1, "seed": 42, "cases": [
+ {"id": "paged", "op": "pipeline", "split": "public", "params": {"chain": "paged", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16",
+  "schedule": {"max_num_batched_tokens": 48, "max_num_seqs": 8, "block_size": 16, "num_blocks": 48, "seed": 1},
+  "requests": {"n": 6, "prompt_mean": 50, "prompt_sigma": 0.5, "prompt_max": 120, "output_mean": 6, "output_sigma": 0.3, "output_max": 12, "seed": 7, "arrival_every": 1}, "steps": 2}}]}`)
+	if code, out, _ := goldsetProcess(t, time.Minute, "gen", "--recipe", pipe, "--out", filepath.Join(dir, "pb"), "-q"); code != 0 {
+		t.Fatalf("pipeline fixture: exit %d\n%s", code, out)
+	}
+	fx.files["chain-bundle"] = filepath.Join(dir, "pb", "pipe")
+	fx.files["chain-candidates"] = fx.files["chain-bundle"]
+	pm, err := manifests.ReadManifest(fx.files["chain-bundle"])
+	if err != nil || len(pm.Cases) == 0 {
+		t.Fatalf("pipeline fixture: %v", err)
+	}
+	keyFile["chain-candidates"] = pm.Cases[0].ID + "/" + pm.Cases[0].Tensors[len(pm.Cases[0].Tensors)-1].Name + ".npy"
 	fx.files["model"] = put("model.json", `{"name": "m", "layers": 2, "q_heads": 4, "kv_heads": 2, "head_dim": 64, "dtype": "bfloat16", "max_context": 4096}`)
 	return fx
 }
@@ -166,6 +183,8 @@ func (fx *inputFixtures) invocation(in input, v, out string) []string {
 		return []string{"compare", f["bundle"], "--case", "sm-781-bf16", "--output", "y=" + v, "--partial", "-q"}
 	case "compare --timing":
 		return []string{"compare", f["bundle"], "--timing", v}
+	case "compare --dir":
+		return []string{"compare", f["chain-bundle"], "--chain", "paged", "--dir", v, "-q"}
 	case "diff ARGS":
 		return []string{"diff", f["bundle"], v}
 	case "export ARGS":
