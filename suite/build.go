@@ -261,8 +261,12 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 				cc.abortOpen()
 				task.End()
 				var work *manifests.Work
-				if err == nil && plans[i].chain == nil {
+				switch {
+				case err != nil:
+				case plans[i].chain == nil:
 					work, err = caseWork(c.Op, plans[i].params, cc.tensors, cc.facts)
+				default:
+					err = cc.endStage() // the last stage, with its work
 				}
 				if err != nil {
 					mu.Lock()
@@ -274,7 +278,6 @@ func Build(ctx context.Context, r *manifests.Recipe, sink Sink, o Options) (*man
 					continue
 				}
 				if plans[i].chain != nil {
-					cc.endStage()
 					for k := range cc.stages {
 						cc.stages[k].Split = c.Split
 					}

@@ -369,7 +369,9 @@ func tokenRows(c *caseCtx, what string, s, r int, p0 int, dst []uint16, row int,
 // written from now on are its. The previous stage's tensors must be
 // closed.
 func (c *caseCtx) beginStage(id, op string, params json.RawMessage, ref manifests.ChainRef, dtype string) error {
-	c.endStage()
+	if err := c.endStage(); err != nil {
+		return err
+	}
 	o, ok := opTable[op]
 	if !ok {
 		return fmt.Errorf("pipeline stage %s: %w %q", id, ErrUnknownOp, op)
@@ -383,14 +385,34 @@ func (c *caseCtx) beginStage(id, op string, params json.RawMessage, ref manifest
 	return nil
 }
 
-// endStage files the current stage case.
-func (c *caseCtx) endStage() {
+// endStage files the current stage case with its work, computed by its
+// op's formula from the facts recorded since beginStage (docs/spec.md
+// §13: an input that is an earlier golden's file is still read by the
+// stage's kernel, so it counts).
+func (c *caseCtx) endStage() error {
 	if c.stage == nil {
-		return
+		return nil
 	}
 	c.stage.Tensors, c.stage.Info = c.tensors, c.infoJSON()
+	w, err := caseWork(c.stage.Op, c.stage.Params, c.tensors, c.facts)
+	if err != nil {
+		return fmt.Errorf("pipeline stage %s: %w", c.stage.ID, err)
+	}
+	c.stage.Work = w
 	c.stages = append(c.stages, *c.stage)
-	c.stage, c.tensors, c.info = nil, nil, nil
+	c.stage, c.tensors, c.info, c.facts = nil, nil, nil, nil
+	return nil
+}
+
+// seqFacts records the paged-attention facts of sequences of lens tokens
+// in distinct blocks of bs (layoutInfo's, without shared blocks): valid
+// tokens, distinct ones and the referenced pages.
+func seqFacts(c *caseCtx, lens []int32, bs int) {
+	for _, l := range lens {
+		c.addFact("tokens", int64(l))
+		c.addFact("kv_tokens", int64(l))
+		c.addFact("pages", int64((int(l)+bs-1)/bs))
+	}
 }
 
 // ref lists an earlier stage's tensor t again as the input name of the
@@ -469,6 +491,7 @@ func buildPipeline(c *caseCtx, pl *pipelinePlan) error {
 			return err
 		}
 		stepInfo(c, &st, T)
+		c.addFact("slots_written", int64(t)) // the padded tokens' slots are -1
 		kvShape := []int64{int64(T), int64(p.Hkv), int64(p.D)}
 		for _, w := range []struct {
 			name string

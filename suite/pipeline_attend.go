@@ -33,6 +33,14 @@ func attendUnified(c *caseCtx, pl *pipelinePlan, k int, kc, vc []uint16, keyCach
 		return err
 	}
 	stepInfo(c, st, T)
+	// For the work formula (unified_attention's facts): the real tokens,
+	// the rows' pages and tokens, the causal (query, key) pairs.
+	seqFacts(c, sl[:len(st.Rows)], pl.bs)
+	for _, r := range st.Rows {
+		q, ctx := int64(r.QLen), int64(r.Context)
+		c.addFact("query_tokens", q)
+		c.addFact("attended", q*ctx+q*(q+1)/2)
+	}
 	q := normalTensor(c.stream(stageStream("query", st.Index)), p.DType, T*p.Hq*p.D, 0, 1)
 	if err := c.writeFloat(tensorSpec{name: "query", role: roleInput, dtype: p.DType, shape: []int64{int64(T), int64(p.Hq), int64(p.D)}}, &q); err != nil {
 		return err
@@ -78,6 +86,7 @@ func attendQuest(c *caseCtx, pl *pipelinePlan, k int, kc, vc []uint16, keyCache,
 	}
 	stepInfo(c, st, st.Tokens)
 	c.setInfo("decode_rows", B)
+	seqFacts(c, cl, pl.bs)
 	Hq, Hkv, D := p.Hq, p.Hkv, p.D
 	q := normalTensor(c.stream(stageStream("quest_query", st.Index)), p.DType, B*Hq*D, 0, 1)
 	if err := c.writeFloat(tensorSpec{name: "query", role: roleInput, dtype: p.DType, shape: []int64{int64(B), int64(Hq), int64(D)}}, &q); err != nil {
@@ -108,6 +117,9 @@ func attendQuest(c *caseCtx, pl *pipelinePlan, k int, kc, vc []uint16, keyCache,
 	margin, hasMargin, err := golden.SelectBlocks(sel, scores, cl, dims, g)
 	if err != nil {
 		return err
+	}
+	for b := range B {
+		questSelFacts(c, sel[b*hsel*p.K:(b+1)*hsel*p.K], int(cl[b]), pl.bs, hsel, Hq, Hkv, p.K)
 	}
 	out, lse := make([]float64, B*Hq*D), make([]float64, B*Hq)
 	if err := golden.SparseAttentionHalf(out, lse, q.vals, kc, vc, ht, bt, cl, sel, dims, g, p.Scale); err != nil {

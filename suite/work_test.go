@@ -105,7 +105,7 @@ func TestWorkHandChecked(t *testing.T) {
 // TestWorkEveryCase: every case of the tiny recipes records work, and the
 // tensor bytes do not depend on it (work is metadata beside them).
 func TestWorkEveryCase(t *testing.T) {
-	for _, r := range []*manifests.Recipe{tiny(t), tinyDSA(t)} {
+	for _, r := range []*manifests.Recipe{tiny(t), tinyDSA(t), tinyPipeline(t)} {
 		m, err := Build(context.Background(), r, HashSink{}, Options{Jobs: 2})
 		if err != nil {
 			t.Fatal(err)
@@ -118,6 +118,59 @@ func TestWorkEveryCase(t *testing.T) {
 			if !strings.Contains(string(b), `"bytes_read"`) {
 				t.Errorf("%s: work JSON %s", c.ID, b)
 			}
+		}
+	}
+}
+
+// TestWorkPipelineHandChecked: a pipeline's stage cases carry their own
+// op's work (docs/spec.md §13, §14), worked out by hand for two requests
+// of prompts 6 and 3 tokens in blocks of 4 (hq 2, hkv 1, d 4, bf16):
+// step 0 prefills both (rows q 6 and 3 over no context), step 1 decodes
+// one token of each (contexts 6 and 3). A cache input that is the
+// previous stage's golden file is read by the stage's kernel and counts.
+func TestWorkPipelineHandChecked(t *testing.T) {
+	common := `"hq": 2, "hkv": 1, "d": 4, "dtype": "bfloat16", "schedule": {"max_num_batched_tokens": 64, "block_size": 4, "num_blocks": 16}, "requests": {"prompts": [6, 3], "outputs": [3, 3]}, "start": "index"`
+	r, err := manifests.ParseRecipe("w", []byte(`{"name": "w", "version": "1", "spec_version": 1, "seed": 3, "cases": [
+	 {"id": "p", "op": "pipeline", "split": "public", "params": {"chain": "paged", `+common+`, "start_step": 0, "steps": 2}},
+	 {"id": "q", "op": "pipeline", "split": "public", "params": {"chain": "quest", "k": 2, `+common+`, "start_step": 1, "steps": 1}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Build(context.Background(), r, HashSink{}, Options{Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]manifests.Work{
+		// 9 slots: slot_mapping 9*4 + 2*9*(1*4*2); 2*9*8.
+		"p.s0.reshape_and_cache": {BytesRead: 180, BytesWritten: 144, FlopDType: "bfloat16"},
+		// query 9*2*4*2 + seq_lens 8 + query_start_loc 12 + pages (2+1)*4
+		// + 2*9*8 = 320; out+lse 9*2*(8+4) = 216; attended 21 + 6 = 27:
+		// 4*27*2*4.
+		"p.s0.unified_attention": {BytesRead: 320, BytesWritten: 216, Flops: 864, FlopDType: "bfloat16"},
+		// 2 slots: 8 + 2*2*8; 32.
+		"p.s1.reshape_and_cache": {BytesRead: 40, BytesWritten: 32, FlopDType: "bfloat16"},
+		// query 2*2*4*2 + 8 + 12 + pages (2+1)*4 + 2*(7+4)*8 = 240; out+lse
+		// 2*2*12 = 48; attended 7 + 4 = 11: 4*11*2*4.
+		"p.s1.unified_attention": {BytesRead: 240, BytesWritten: 48, Flops: 352, FlopDType: "bfloat16"},
+		"q.s1.reshape_and_cache": {BytesRead: 40, BytesWritten: 32, FlopDType: "bfloat16"},
+		// Decode rows of 7 and 4 tokens, 3 pages, k = 2 selects every
+		// block: read query 32 + context_lens 8 + 3*4 + K 11*4*2 + V
+		// 11*4*2 = 228; written scores 2*2*2*4 + selected 2*2*2*4 + out 32
+		// + lse 16 + kmax, kmin 2*3*4*2 = 160; flops 2*11*4 + 4*4*2*3 +
+		// 4*4*(2*11) = 536.
+		"q.s1.quest": {BytesRead: 228, BytesWritten: 160, Flops: 536, FlopDType: "bfloat16"},
+	}
+	if len(m.Cases) != len(want) {
+		t.Fatalf("%d cases, want %d", len(m.Cases), len(want))
+	}
+	for _, c := range m.Cases {
+		w, ok := want[c.ID]
+		if !ok {
+			t.Errorf("unexpected case %s", c.ID)
+			continue
+		}
+		if c.Work == nil || *c.Work != w {
+			t.Errorf("%s: work %+v, want %+v", c.ID, c.Work, w)
 		}
 	}
 }
