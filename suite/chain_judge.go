@@ -103,11 +103,12 @@ func (k ChainControl) Candidates(dir string) Candidates {
 }
 
 // ChainControls returns the chain negatives of chain id: a wrong cache
-// write (reshape_and_cache's wrong_block) at the chain's second step
-// (its first when it has one), carried into the later steps' caches, must
-// be reported first at that step's write stage; correct caches but a
-// wrong attention stage (the op's first negative other than zeros) at the
-// last step, at that stage; and in a graph-padded chain a write through a
+// write (the write op's wrong_block: reshape_and_cache's, dsa_index_cache's)
+// at the chain's second step (its first when it has one), carried into the
+// later steps' caches, must be reported first at that step's write stage;
+// correct caches but a wrong later stage (each stage op's first negative
+// other than zeros: attention, the DSA indexer's top-k) at the last step,
+// at that stage; and in a graph-padded chain a write through a
 // pad slot (pad_slot_write) at the first padded step, at its write stage.
 func ChainControls(dir string, m *manifests.Manifest, id string) ([]ChainControl, error) {
 	ch, err := LookupChain(m, id)
@@ -141,7 +142,7 @@ func ChainControls(dir string, m *manifests.Manifest, id string) ([]ChainControl
 		return nil
 	}
 	k := min(1, len(ch.Steps)-1)
-	if ch.Stages[0] == "reshape_and_cache" {
+	{ // every chain's first stage is a cache write with wrong_block
 		ctl, err := pick(at(k, 0), func(c Control) bool { return c.Name == "wrong_block" })
 		if err != nil {
 			return nil, err
@@ -164,14 +165,19 @@ func ChainControls(dir string, m *manifests.Manifest, id string) ([]ChainControl
 			}
 		}
 	}
-	last, stage := len(ch.Steps)-1, len(ch.Stages)-1
-	ctl, err := pick(at(last, stage), func(c Control) bool { return !c.Pass && c.Name != "zeros" })
-	if err != nil {
-		return nil, err
-	}
-	if ctl != nil {
-		if err := add(last, stage, ctl, "correct caches, a wrong "+ch.Stages[stage], false); err != nil {
+	// Every later stage (the DSA chain's indexer and attention; the
+	// paged and Quest chains' attention) wrong at the last step, over
+	// correct caches and correct earlier stages.
+	last := len(ch.Steps) - 1
+	for stage := 1; stage < len(ch.Stages); stage++ {
+		ctl, err := pick(at(last, stage), func(c Control) bool { return !c.Pass && c.Name != "zeros" })
+		if err != nil {
 			return nil, err
+		}
+		if ctl != nil {
+			if err := add(last, stage, ctl, "correct caches, a wrong "+ch.Stages[stage], false); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil

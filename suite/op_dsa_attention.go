@@ -174,43 +174,15 @@ func buildDSAAttention(c *caseCtx, p *dsaAttnParams) error {
 	// The golden, one row at a time over a compact copy of its selected
 	// slots in row order (peak memory: the selected slots, not the cache).
 	reg = trace.StartRegion(c.ctx, "dsa attention")
-	out := make([]float64, rows*p.H*p.DC)
-	lse := make([]float64, rows*p.H)
-	stats := make([]float64, 2*rows)
-	for r := range rows {
-		row := idx[r*p.K : (r+1)*p.K]
-		var sel []int32
-		for _, x := range row {
-			if x >= 0 {
-				sel = append(sel, x)
-			}
-		}
-		n := max(len(sel), 1)
-		ckv, kpe := make([]float32, n*p.DC), make([]float32, n*p.DR)
-		local := slices.Repeat([]int32{-1}, p.K)
-		vmax := 0.0
-		j := 0
-		for i, x := range row {
-			if x < 0 {
-				continue
-			}
-			g := int(keptAt[x])
-			copy(ckv[j*p.DC:(j+1)*p.DC], parts[0].vals[g*p.DC:(g+1)*p.DC])
-			copy(kpe[j*p.DR:(j+1)*p.DR], parts[1].vals[g*p.DR:(g+1)*p.DR])
-			for _, v := range ckv[j*p.DC : (j+1)*p.DC] {
-				vmax = max(vmax, math.Abs(float64(v)))
-			}
-			local[i] = int32(j)
-			j++
-		}
-		dims := golden.DSAAttentionDims{T: 1, H: p.H, DC: p.DC, DR: p.DR, P: n, PS: 1, K: p.K}
-		if err := golden.DSASparseAttention(out[r*p.H*p.DC:(r+1)*p.H*p.DC], lse[r*p.H:(r+1)*p.H], qn.vals[r*p.H*p.DC:(r+1)*p.H*p.DC], qp.vals[r*p.H*p.DR:(r+1)*p.H*p.DR], ckv, kpe, local, dims, p.SMScale); err != nil {
-			return err
-		}
-		stats[2*r], stats[2*r+1] = vmax, float64(len(sel))
-		c.tick()
-	}
+	out, lse, stats, err := dsaAttendRows(c, idx, qn.vals, qp.vals, rows, p.H, p.DC, p.DR, p.K, p.SMScale, func(s int32, ckv, kpe []float32) {
+		g := int(keptAt[s])
+		copy(ckv, parts[0].vals[g*p.DC:(g+1)*p.DC])
+		copy(kpe, parts[1].vals[g*p.DR:(g+1)*p.DR])
+	})
 	reg.End()
+	if err != nil {
+		return err
+	}
 	for i, t := range caches {
 		if err := waits[i](); err != nil {
 			return err
@@ -228,8 +200,14 @@ func buildDSAAttention(c *caseCtx, p *dsaAttnParams) error {
 	if err := l.writeHeader(c); err != nil {
 		return err
 	}
+	return dsaRowStats(c, stats)
+}
+
+// dsaRowStats records the empty and single-index rows and writes the aux
+// row_stats [T, 2].
+func dsaRowStats(c *caseCtx, stats []float64) error {
 	empty, single := 0, 0
-	for r := range rows {
+	for r := range len(stats) / 2 {
 		switch stats[2*r+1] {
 		case 0:
 			empty++
@@ -239,7 +217,41 @@ func buildDSAAttention(c *caseCtx, p *dsaAttnParams) error {
 	}
 	c.setInfo("empty_rows", empty)
 	c.setInfo("single_index_rows", single)
-	return c.writeRounded(tensorSpec{name: "row_stats", role: roleAux, dtype: "float64", shape: []int64{T, 2}}, stats)
+	return c.writeRounded(tensorSpec{name: "row_stats", role: roleAux, dtype: "float64", shape: []int64{int64(len(stats) / 2), 2}}, stats)
+}
+
+// dsaAttendRows runs the golden MLA attention one row at a time over a
+// compact copy of the row's selected slots in row order (slot fills a
+// slot's ckv and kpe values): out [rows, h, dc], lse [rows, h] and
+// row_stats [rows, 2] = (max|v_sel|, valid count).
+func dsaAttendRows(c *caseCtx, idx []int32, qn, qp []float32, rows, h, dc, dr, k int, scale float64, slot func(s int32, ckv, kpe []float32)) (out, lse, stats []float64, err error) {
+	out, lse, stats = make([]float64, rows*h*dc), make([]float64, rows*h), make([]float64, 2*rows)
+	for r := range rows {
+		row := idx[r*k : (r+1)*k]
+		n := max(countValid(row), 1)
+		ckv, kpe := make([]float32, n*dc), make([]float32, n*dr)
+		local := slices.Repeat([]int32{-1}, k)
+		vmax := 0.0
+		j := 0
+		for i, x := range row {
+			if x < 0 {
+				continue
+			}
+			slot(x, ckv[j*dc:(j+1)*dc], kpe[j*dr:(j+1)*dr])
+			for _, v := range ckv[j*dc : (j+1)*dc] {
+				vmax = max(vmax, math.Abs(float64(v)))
+			}
+			local[i] = int32(j)
+			j++
+		}
+		dims := golden.DSAAttentionDims{T: 1, H: h, DC: dc, DR: dr, P: n, PS: 1, K: k}
+		if err := golden.DSASparseAttention(out[r*h*dc:(r+1)*h*dc], lse[r*h:(r+1)*h], qn[r*h*dc:(r+1)*h*dc], qp[r*h*dr:(r+1)*h*dr], ckv, kpe, local, dims, scale); err != nil {
+			return nil, nil, nil, err
+		}
+		stats[2*r], stats[2*r+1] = vmax, float64(j)
+		c.tick()
+	}
+	return out, lse, stats, nil
 }
 
 // dsaCachePart is one of the MLA caches (ckv, kpe): d values per slot,
@@ -435,14 +447,23 @@ func dsaAttentionControls(d caseData) ([]Control, error) {
 		{"lse_base2", "lse in base 2", true, golden4(golden.DSASparseAttentionLSEBase2)},
 		{"sm_scale_576", "sm_scale 1/sqrt(576)", true, golden4(golden.DSASparseAttentionScale576)},
 	}
-	// A canary: the first slot no row selects (NaN in the cache).
+	// A canary: the first slot no row selects that is NaN in the cache
+	// (every unselected slot of an op case; a never-written one in a
+	// pipeline's cache, where unselected slots hold real keys).
 	used := make([]bool, slots)
 	for _, x := range idx {
 		if x >= 0 {
 			used[x] = true
 		}
 	}
-	if canary := slices.Index(used, false); canary >= 0 {
+	canary := -1
+	for s := range slots {
+		if !used[s] && ckv[s*p.DC] != ckv[s*p.DC] {
+			canary = s
+			break
+		}
+	}
+	if canary >= 0 {
 		specs = append(specs, struct {
 			name, note string
 			when       bool

@@ -211,7 +211,47 @@ func dsaIndexCacheControls(d caseData) ([]Control, error) {
 		}
 	}
 	ctl = append(ctl, zeros(d, "index_cache_out"))
+	if wb := dsaWrongBlock(d, sm, p.DI, p.NB); wb != nil {
+		ctl = append(ctl, *wb)
+	}
 	return dsaCacheCodeControls(d, f, ctl)
+}
+
+// dsaWrongBlock is reshape_and_cache's wrong_block for the index cache:
+// the first written token's codes and scale land one block over, its own
+// slot keeping the input's bytes (nil when there is one block or no
+// written token).
+func dsaWrongBlock(d caseData, sm []int32, di, nb int) *Control {
+	t := slices.IndexFunc(sm, func(s int32) bool { return s >= 0 })
+	if t < 0 || nb < 2 {
+		return nil
+	}
+	gold, _, err := d.floats("index_cache_out")
+	if err != nil {
+		return nil
+	}
+	in, _, err := d.floats("index_cache")
+	if err != nil {
+		return nil
+	}
+	bb := golden.DSABlockBytes(di)
+	s := int(sm[t])
+	wrong := ((s/dsaPS+1)%nb)*dsaPS + s%dsaPS
+	// The byte ranges of a slot: its codes, then its scale.
+	spans := func(slot int) [2][2]int {
+		b, o := slot/dsaPS*bb, slot%dsaPS
+		return [2][2]int{{b + o*di, b + (o+1)*di}, {b + dsaPS*di + 4*o, b + dsaPS*di + 4*(o+1)}}
+	}
+	bad := slices.Clone(gold)
+	from, to := spans(s), spans(wrong)
+	for i := range 2 {
+		copy(bad[from[i][0]:from[i][1]], in[from[i][0]:from[i][1]])
+		copy(bad[to[i][0]:to[i][1]], gold[from[i][0]:from[i][1]])
+	}
+	if slices.Equal(bad, gold) {
+		return nil
+	}
+	return &Control{Name: "wrong_block", Note: fmt.Sprintf("token %d written to slot %d instead of %d", t, wrong, s), Outputs: []ControlOutput{d.output("index_cache_out", bad)}}
 }
 
 // dsaCacheCodeControls adds the rounding-convention controls: a written

@@ -44,11 +44,15 @@ type chainKind struct {
 	// attend writes the stages after reshape_and_cache for one step,
 	// over the updated caches.
 	attend func(c *caseCtx, pl *pipelinePlan, k int, kc, vc []uint16, keyCache, valueCache manifests.Tensor) error
+	// build, when set, builds the whole chain instead (the DSA chain's
+	// caches are not reshape_and_cache's).
+	build func(c *caseCtx, pl *pipelinePlan) error
 }
 
 var chainKinds = map[string]*chainKind{
 	"paged": {stages: []string{"reshape_and_cache", "unified_attention"}, attend: attendUnified},
 	"quest": {stages: []string{"reshape_and_cache", "quest"}, attend: attendQuest},
+	"dsa":   {stages: []string{"dsa_index_cache", "dsa_indexer", "dsa_sparse_attention"}, build: buildDSAChain},
 }
 
 // pipelineParams are a pipeline case's params.
@@ -80,8 +84,20 @@ type pipelineParams struct {
 	// ..., 512; larger steps run eager) with slot -1 and, for the
 	// attention stage, a zero-length padded request.
 	GraphMode bool `json:"graph_mode,omitempty"`
-	// K blocks are selected per row (quest; default 8).
+	// K blocks are selected per row (quest; default 8); tokens (dsa;
+	// default 2048).
 	K int `json:"k,omitempty"`
+	// The DSA chain's shapes (docs/spec.md §8, §14): MLA query heads H,
+	// latent DC and rope DR dims, index heads HI of DI dims, next_n rows
+	// per decode row (2: one draft token), the index cache's scale_fmt
+	// (ue8m0). Scale is its sm_scale (default 1/sqrt(192)).
+	H        int    `json:"h,omitempty"`
+	DC       int    `json:"dc,omitempty"`
+	DR       int    `json:"dr,omitempty"`
+	HI       int    `json:"hi,omitempty"`
+	DI       int    `json:"di,omitempty"`
+	NextN    int    `json:"next_n,omitempty"`
+	ScaleFmt string `json:"scale_fmt,omitempty"`
 }
 
 // requestSpec gives the requests' lengths: listed, or drawn (the
@@ -219,7 +235,7 @@ func planPipeline(raw json.RawMessage) (*casePlan, error) {
 	}
 	kind := chainKinds[p.Chain]
 	if kind == nil {
-		return nil, errParams("chain %q: want paged or quest", p.Chain)
+		return nil, errParams("chain %q: want paged, quest or dsa", p.Chain)
 	}
 	if p.Start == "" {
 		p.Start = "mixed"
@@ -239,10 +255,30 @@ func planPipeline(raw json.RawMessage) (*casePlan, error) {
 	if p.Schedule.BlockSize == 0 {
 		p.Schedule.BlockSize = schedule.DefaultBlockSize
 	}
-	for _, e := range []error{checkRange("hq", p.Hq, 1, 1024), checkRange("hkv", p.Hkv, 1, p.Hq), checkRange("d", p.D, 1, maxHeadDim),
-		checkRange("steps", p.Steps, 1, 64), checkRange("schedule.block_size", p.Schedule.BlockSize, 1, maxBlockSize),
+	if p.Chain == "dsa" {
+		if err := p.dsaDefaults(); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range []error{checkRange("steps", p.Steps, 1, 64), checkRange("schedule.block_size", p.Schedule.BlockSize, 1, maxBlockSize),
 		checkRange("schedule.num_blocks", p.Schedule.NumBlocks, 2, 1<<24), checkRange("k", p.K, 0, 1<<16), finitePositive("scale", p.Scale),
 		checkRange("schedule.max_num_batched_tokens", p.Schedule.MaxNumBatchedTokens, 0, maxPipelineStep)} {
+		if e != nil {
+			return nil, e
+		}
+	}
+	switch p.Start {
+	case "mixed", "index", "seq_len":
+	default:
+		return nil, errParams("start %q: want mixed, index or seq_len", p.Start)
+	}
+	if p.Chain == "dsa" {
+		return planDSAChain(&p, kind)
+	}
+	if p.H != 0 || p.DC != 0 || p.DR != 0 || p.HI != 0 || p.DI != 0 || p.NextN != 0 || p.ScaleFmt != "" {
+		return nil, errParams("h, dc, dr, hi, di, next_n, scale_fmt are the dsa chain's params")
+	}
+	for _, e := range []error{checkRange("hq", p.Hq, 1, 1024), checkRange("hkv", p.Hkv, 1, p.Hq), checkRange("d", p.D, 1, maxHeadDim)} {
 		if e != nil {
 			return nil, e
 		}
@@ -256,11 +292,6 @@ func planPipeline(raw json.RawMessage) (*casePlan, error) {
 	if dtypeSize(p.DType) != 2 {
 		return nil, errParams("dtype %q: a pipeline's caches are float16 or bfloat16", p.DType)
 	}
-	switch p.Start {
-	case "mixed", "index", "seq_len":
-	default:
-		return nil, errParams("start %q: want mixed, index or seq_len", p.Start)
-	}
 	cacheElems, err := checkElems("cache", p.Schedule.NumBlocks, p.Schedule.BlockSize, p.Hkv, p.D)
 	if err != nil {
 		return nil, err
@@ -272,25 +303,46 @@ func planPipeline(raw json.RawMessage) (*casePlan, error) {
 	if err := checkHeld("query", step, p.Hq, p.D); err != nil {
 		return nil, err
 	}
-	reqs, err := p.Requests.requests()
+	pl, err := newPipelinePlan(&p, kind)
 	if err != nil {
 		return nil, err
 	}
-	pl := &pipelinePlan{p: &p, kind: kind, bs: p.Schedule.BlockSize, nb: p.Schedule.NumBlocks, reqs: reqs}
-	if err := pl.simulate(); err != nil {
-		return nil, err
-	}
 	var bytes int64
-	steps := make([]int, len(pl.steps))
-	for k, st := range pl.steps {
-		steps[k] = st.Index
+	for _, st := range pl.steps {
 		tt, _ := stepPadding(&st, p.GraphMode)
 		t := int64(tt)
 		bytes += 2*cacheElems*2 + t*int64(p.Hkv*p.D)*4 + t*int64(p.Hq*p.D)*(2+2+4+4)
 	}
 	bytes += 2 * cacheElems * 2
-	ch := &manifests.Chain{Kind: p.Chain, Stages: slices.Clone(kind.stages), Steps: steps, Params: canonical(p)}
-	return &casePlan{params: canonical(p), dtype: p.DType, bytes: bytes, chain: ch, build: func(c *caseCtx) error { return buildPipeline(c, pl) }}, nil
+	return pl.casePlan(p.DType, bytes), nil
+}
+
+// newPipelinePlan draws the requests and runs the scheduler.
+func newPipelinePlan(p *pipelineParams, kind *chainKind) (*pipelinePlan, error) {
+	reqs, err := p.Requests.requests()
+	if err != nil {
+		return nil, err
+	}
+	pl := &pipelinePlan{p: p, kind: kind, bs: p.Schedule.BlockSize, nb: p.Schedule.NumBlocks, reqs: reqs}
+	if err := pl.simulate(); err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+// casePlan returns the plan of the whole chain.
+func (pl *pipelinePlan) casePlan(dtype string, bytes int64) *casePlan {
+	steps := make([]int, len(pl.steps))
+	for k, st := range pl.steps {
+		steps[k] = st.Index
+	}
+	params := canonical(*pl.p)
+	ch := &manifests.Chain{Kind: pl.p.Chain, Stages: slices.Clone(pl.kind.stages), Steps: steps, Params: params}
+	build := func(c *caseCtx) error { return buildPipeline(c, pl) }
+	if pl.kind.build != nil {
+		build = func(c *caseCtx) error { return pl.kind.build(c, pl) }
+	}
+	return &casePlan{params: params, dtype: dtype, bytes: bytes, chain: ch, build: build}
 }
 
 // simulate runs the scheduler, keeps the sampled steps and the cache's
@@ -321,6 +373,9 @@ func (pl *pipelinePlan) simulate() error {
 			}
 			if p.Chain == "quest" && !slices.ContainsFunc(cp.Rows, func(r schedule.Row) bool { return r.QLen == 1 }) {
 				return errChain("step %d has no decode row for the quest stage", st.Index)
+			}
+			if p.Chain == "dsa" && !slices.ContainsFunc(cp.Rows, p.dsaRow) {
+				return errChain("step %d has no decode row of next_n = %d tokens for the dsa stages", st.Index, p.NextN)
 			}
 			pl.steps = append(pl.steps, cp)
 			if len(pl.steps) == p.Steps {

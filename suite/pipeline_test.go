@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,10 +19,13 @@ func tinyPipeline(t testing.TB) *manifests.Recipe {
 	t.Helper()
 	sched := `"schedule": {"max_num_batched_tokens": 48, "max_num_seqs": 8, "block_size": 16, "num_blocks": 48, "seed": 1}`
 	reqs := `"requests": {"n": 6, "prompt_mean": 50, "prompt_sigma": 0.5, "prompt_max": 120, "output_mean": 6, "output_sigma": 0.3, "output_max": 12, "seed": 7, "arrival_every": 1}`
+	dsaReqs := `"requests": {"n": 5, "prompt_mean": 60, "prompt_sigma": 0.4, "prompt_max": 150, "output_mean": 6, "output_sigma": 0.3, "output_max": 12, "seed": 7, "arrival_every": 1}`
 	data := `{"name": "tiny-pipeline", "version": "0.0.1", "spec_version": 1, "seed": 42, "cases": [
 	 {"id": "paged", "op": "pipeline", "split": "public", "params": {"chain": "paged", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", ` + sched + `, ` + reqs + `, "steps": 3}},
 	 {"id": "paged-graph", "op": "pipeline", "split": "public", "params": {"chain": "paged", "hq": 4, "hkv": 1, "d": 16, "dtype": "float16", "graph_mode": true, ` + sched + `, ` + reqs + `, "start": "index", "start_step": 5, "steps": 2}},
-	 {"id": "quest", "op": "pipeline", "split": "public", "params": {"chain": "quest", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", "k": 3, ` + sched + `, ` + reqs + `, "steps": 2}}
+	 {"id": "quest", "op": "pipeline", "split": "public", "params": {"chain": "quest", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", "k": 3, ` + sched + `, ` + reqs + `, "steps": 2}},
+	 {"id": "dsa", "op": "pipeline", "split": "public", "params": {"chain": "dsa", "h": 16, "k": 48, "schedule": {"max_num_batched_tokens": 96, "max_num_seqs": 8, "block_size": 64, "num_blocks": 16, "seed": 1}, ` + dsaReqs + `, "steps": 3}},
+	 {"id": "dsa-mtp", "op": "pipeline", "split": "public", "params": {"chain": "dsa", "h": 16, "k": 48, "next_n": 2, "schedule": {"max_num_batched_tokens": 96, "max_num_seqs": 8, "block_size": 64, "num_blocks": 16, "num_speculative_tokens": 1, "acceptance_rate": 0.7, "seed": 1}, ` + dsaReqs + `, "steps": 2}}
 	]}`
 	r, err := manifests.ParseRecipe("tiny-pipeline", []byte(data))
 	if err != nil {
@@ -42,13 +46,17 @@ func TestPipelineBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Chains) != 3 {
-		t.Fatalf("%d chains, want 3", len(back.Chains))
+	if len(back.Chains) != 5 {
+		t.Fatalf("%d chains, want 5", len(back.Chains))
 	}
 	for _, ch := range back.Chains {
 		cs := back.ChainCases(ch.ID)
 		if len(cs) != len(ch.Steps)*len(ch.Stages) {
 			t.Fatalf("chain %s: %d cases", ch.ID, len(cs))
+		}
+		if ch.Kind == "dsa" {
+			checkDSAChainFiles(t, bdir, cs, len(ch.Stages))
+			continue
 		}
 		for i, c := range cs {
 			if c.Chain.Stage == 0 && i > 0 {
@@ -151,7 +159,8 @@ func TestChainNegatives(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"reshape_and_cache/wrong_block", "reshape_and_cache/pad_slot_write", "unified_attention/causal_off_by_one", "quest/wrong_gqa"} {
+	for _, want := range []string{"reshape_and_cache/wrong_block", "reshape_and_cache/pad_slot_write", "unified_attention/causal_off_by_one", "quest/wrong_gqa",
+		"dsa_index_cache/wrong_block", "dsa_indexer/relu_after_weight", "dsa_indexer/ignore_causal", "dsa_sparse_attention/minus_one_as_slot0"} {
 		if !seen[want] {
 			t.Errorf("no chain negative %s (have %v)", want, seen)
 		}
@@ -194,7 +203,15 @@ func TestPipelineBadParams(t *testing.T) {
 	sched := `"schedule": {"max_num_batched_tokens": 48, "block_size": 16, "num_blocks": 48}`
 	reqs := `"requests": {"prompts": [40, 30], "outputs": [4, 4]}`
 	for _, tc := range []struct{ params, want string }{
-		{`{"chain": "dsa", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", ` + sched + `, ` + reqs + `}`, "chain"},
+		{`{"chain": "mla", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", ` + sched + `, ` + reqs + `}`, "want paged, quest or dsa"},
+		{`{"chain": "dsa", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", "schedule": {"block_size": 64, "num_blocks": 8}, ` + reqs + `}`, "not hq"},
+		{`{"chain": "dsa", "h": 16, ` + sched + `, ` + reqs + `}`, "pages are 64"},
+		{`{"chain": "dsa", "h": 16, "scale_fmt": "fp32", "schedule": {"block_size": 64, "num_blocks": 8}, ` + reqs + `}`, "ue8m0"},
+		{`{"chain": "dsa", "h": 16, "next_n": 3, "schedule": {"block_size": 64, "num_blocks": 8}, ` + reqs + `}`, "next_n"},
+		{`{"chain": "dsa", "schedule": {"block_size": 64, "num_blocks": 8}, ` + reqs + `}`, "h ="},
+		{`{"chain": "dsa", "h": 16, "next_n": 2, "schedule": {"block_size": 64, "num_blocks": 8}, ` + reqs + `, "start": "index", "start_step": 1}`, "next_n = 2"},
+		{`{"chain": "dsa", "h": 16, "schedule": {"block_size": 64, "num_blocks": 100000}, ` + reqs + `}`, "at most"},
+		{`{"chain": "paged", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", "h": 16, ` + sched + `, ` + reqs + `}`, "dsa chain's params"},
 		{`{"chain": "paged", "hq": 4, "hkv": 3, "d": 16, "dtype": "bfloat16", ` + sched + `, ` + reqs + `}`, "multiple"},
 		{`{"chain": "paged", "hq": 4, "hkv": 2, "d": 16, "dtype": "float32", ` + sched + `, ` + reqs + `}`, "float16 or bfloat16"},
 		{`{"chain": "paged", "hq": 4, "hkv": 2, "d": 16, "dtype": "bfloat16", ` + sched + `, "requests": {"prompts": [40], "outputs": []}}`, "equally long"},
@@ -240,4 +257,40 @@ func BenchmarkPipelineBuild(b *testing.B) {
 		}
 	}
 	b.SetBytes(bytes)
+}
+
+// checkDSAChainFiles: the index cache a DSA step writes is its indexer's
+// input and the next step's write input (the same file); the indexer's
+// topk_physical is the attention's sparse_indices, its block table and
+// seq_lens the attention's (same files).
+func checkDSAChainFiles(t *testing.T, dir string, cs []*manifests.Case, n int) {
+	t.Helper()
+	same := func(a *manifests.Case, an string, b *manifests.Case, bn string) {
+		if a.Tensor(an).Path != b.Tensor(bn).Path || a.Tensor(an).SHA256 != b.Tensor(bn).SHA256 {
+			t.Errorf("%s %s is not %s %s's file", a.ID, an, b.ID, bn)
+		}
+	}
+	for i := 0; i+n <= len(cs); i += n {
+		w, ix, at := cs[i], cs[i+1], cs[i+2]
+		if w.Op != "dsa_index_cache" || ix.Op != "dsa_indexer" || at.Op != "dsa_sparse_attention" {
+			t.Fatalf("stages %s %s %s", w.Op, ix.Op, at.Op)
+		}
+		same(ix, "index_cache", w, "index_cache_out")
+		if i > 0 {
+			same(w, "index_cache", cs[i-n], "index_cache_out")
+		}
+		same(at, "block_table", ix, "block_table")
+		same(at, "seq_lens", ix, "seq_lens")
+		si, err := caseData{dir: dir, c: at}.i32("sparse_indices")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp, err := caseData{dir: dir, c: ix}.i32("topk_physical")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(si, tp) || len(si) == 0 {
+			t.Errorf("%s: sparse_indices are not the indexer's topk_physical", at.ID)
+		}
+	}
 }
