@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -92,8 +93,9 @@ func planDSAChain(p *pipelineParams, kind *chainKind) (*casePlan, error) {
 	if icBytes > maxPipelineCache || mlaElems > maxPipelineCache {
 		return nil, errParams("caches of %d bytes (index) and %d elements (MLA): at most %d each", icBytes, mlaElems, maxPipelineCache)
 	}
-	step := max(p.Schedule.MaxNumBatchedTokens, schedule.DefaultMaxNumBatchedTokens, 512)
-	if err := checkHeld("query", step, p.H, p.DC+p.DR); err != nil {
+	// The query rows are the decode rows: at most max_num_seqs of next_n.
+	seqs := cmp.Or(p.Schedule.MaxNumSeqs, schedule.DefaultMaxNumSeqs)
+	if err := checkHeld("q_nope", seqs, p.NextN, p.H, p.DC+p.DR); err != nil {
 		return nil, err
 	}
 	pl, err := newPipelinePlan(p, kind)
