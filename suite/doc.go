@@ -71,7 +71,9 @@
 //	pipeline          chain ("paged" | "quest"), model, hq, hkv, d, dtype, scale, k, schedule
 //	                  (package schedule's Config), requests (prompts/outputs or a lognormal
 //	                  draw), start ("mixed" | "index" | "seq_len"), steps, graph_mode
-//	                  -> one case per stage and step (pipeline.go, docs/spec.md §14)
+//	                  -> one case per stage and step (pipeline.go, docs/spec.md §14);
+//	                  chain "dsa": h, dc, dr, hi, di, k, next_n, scale_fmt, scale instead
+//	                  of hq, hkv, d, dtype (pipeline_dsa.go)
 //
 // A pipeline recipe case is not an op: planCase runs the scheduler over
 // its requests, and the build writes consecutive sampled steps as stage

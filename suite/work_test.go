@@ -126,13 +126,15 @@ func TestWorkEveryCase(t *testing.T) {
 // op's work (docs/spec.md §13, §14), worked out by hand for two requests
 // of prompts 6 and 3 tokens in blocks of 4 (hq 2, hkv 1, d 4, bf16):
 // step 0 prefills both (rows q 6 and 3 over no context), step 1 decodes
-// one token of each (contexts 6 and 3). A cache input that is the
-// previous stage's golden file is read by the stage's kernel and counts.
+// one token of each (contexts 6 and 3); the DSA chain runs the same
+// requests in pages of 64. A cache input that is the previous stage's
+// golden file is read by the stage's kernel and counts.
 func TestWorkPipelineHandChecked(t *testing.T) {
 	common := `"hq": 2, "hkv": 1, "d": 4, "dtype": "bfloat16", "schedule": {"max_num_batched_tokens": 64, "block_size": 4, "num_blocks": 16}, "requests": {"prompts": [6, 3], "outputs": [3, 3]}, "start": "index"`
 	r, err := manifests.ParseRecipe("w", []byte(`{"name": "w", "version": "1", "spec_version": 1, "seed": 3, "cases": [
 	 {"id": "p", "op": "pipeline", "split": "public", "params": {"chain": "paged", `+common+`, "start_step": 0, "steps": 2}},
-	 {"id": "q", "op": "pipeline", "split": "public", "params": {"chain": "quest", "k": 2, `+common+`, "start_step": 1, "steps": 1}}]}`))
+	 {"id": "q", "op": "pipeline", "split": "public", "params": {"chain": "quest", "k": 2, `+common+`, "start_step": 1, "steps": 1}},
+	 {"id": "d", "op": "pipeline", "split": "public", "params": {"chain": "dsa", "h": 2, "dc": 8, "dr": 4, "hi": 2, "di": 8, "k": 64, "schedule": {"max_num_batched_tokens": 64, "block_size": 64, "num_blocks": 4}, "requests": {"prompts": [6, 3], "outputs": [3, 3]}, "start": "index", "start_step": 1, "steps": 1}}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +161,19 @@ func TestWorkPipelineHandChecked(t *testing.T) {
 		// + lse 16 + kmax, kmin 2*3*4*2 = 160; flops 2*11*4 + 4*4*2*3 +
 		// 4*4*(2*11) = 536.
 		"q.s1.quest": {BytesRead: 228, BytesWritten: 160, Flops: 536, FlopDType: "bfloat16"},
+		// The DSA chain at step 1 (pages of 64, 4 blocks; hi 2, di 8, h
+		// 2, dc 8, dr 4): 2 index keys: slot_mapping 8 + 2*8*2; 2*(8+4);
+		// 2*2*8.
+		"d.s1.dsa_index_cache": {BytesRead: 40, BytesWritten: 24, Flops: 32, FlopDType: "bfloat16"},
+		// Decode rows of 7 and 4 keys, a page each: q 2*2*8 + weights
+		// 2*2*4 + seq_lens 8 + 11*(8+4) + 2*4 = 196; logits and both
+		// topk [2, 1, 64] 3*512 + block_header 4*2*4 = 1568; 11 scored
+		// keys: 11*2*(2*8+2).
+		"d.s1.dsa_indexer": {BytesRead: 196, BytesWritten: 1568, Flops: 396, FlopDType: "float8_e4m3fn"},
+		// k = 64 keeps all 11 keys: q_nope 2*2*8*2 + q_pe 2*2*4*2 +
+		// sparse_indices 2*64*4 + block_table 8 + seq_lens 8 + 11*(8+4)*2
+		// = 888; out 64 + lse 16 + header 32; 11*2*(4*8+2*4).
+		"d.s1.dsa_sparse_attention": {BytesRead: 888, BytesWritten: 112, Flops: 880, FlopDType: "bfloat16"},
 	}
 	if len(m.Cases) != len(want) {
 		t.Fatalf("%d cases, want %d", len(m.Cases), len(want))
