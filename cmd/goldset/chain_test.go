@@ -11,33 +11,51 @@ import (
 	"github.com/goldset/goldset/manifests"
 )
 
-// TestCompareChainCLI builds the public stage4-steps graph chain, writes
-// its chain negatives, and checks that compare --chain passes the goldens
-// and names each negative's stage and step (exit 3), in text and JSON.
+// TestCompareChainCLI builds the public stage4-steps graph chain and the
+// DSA chain, writes their chain negatives, and checks that compare
+// --chain passes the goldens and names each negative's stage and step
+// (exit 3), in text and JSON.
 func TestCompareChainCLI(t *testing.T) {
 	dir := t.TempDir()
-	if code, _, stderr := run(t, "gen", "stage4-steps", "--case", "qwen3-32b-graph", "--out", dir, "-q"); code != 0 {
+	if code, _, stderr := run(t, "gen", "stage4-steps", "--case", "qwen3-32b-graph", "--case", "deepseek-v32-dsa", "--out", dir, "-q"); code != 0 {
 		t.Fatalf("gen: exit %d: %s", code, stderr)
 	}
 	bundle := filepath.Join(dir, "stage4-steps")
-	neg := filepath.Join(dir, "neg")
-	code, out, stderr := run(t, "negatives", bundle, "--chain", "qwen3-32b-graph", "--out", neg, "--check")
-	if code != 0 {
-		t.Fatalf("negatives --chain --check: exit %d: %s%s", code, out, stderr)
-	}
-	var ctls []chainControlResult
-	data, err := os.ReadFile(filepath.Join(neg, "controls.json"))
-	if err != nil || json.Unmarshal(data, &ctls) != nil || len(ctls) < 3 {
-		t.Fatalf("controls.json: %v, %d controls", err, len(ctls))
-	}
-	for _, k := range ctls {
-		code, out, _ := run(t, "compare", bundle, "--chain", "qwen3-32b-graph", "--dir", k.Dir, "--json")
-		var res compareChainResult
-		if err := json.Unmarshal([]byte(out), &res); err != nil {
-			t.Fatalf("%s: %v: %s", k.Name, err, out)
+	for _, ch := range []struct {
+		id     string
+		stages int
+		want   []string // stage ops some negative is named at
+	}{
+		{"qwen3-32b-graph", 6, []string{"reshape_and_cache", "unified_attention"}},
+		{"deepseek-v32-dsa", 9, []string{"dsa_index_cache", "dsa_indexer", "dsa_sparse_attention"}},
+	} {
+		neg := filepath.Join(dir, "neg-"+ch.id)
+		code, out, stderr := run(t, "negatives", bundle, "--chain", ch.id, "--out", neg, "--check")
+		if code != 0 {
+			t.Fatalf("negatives --chain %s --check: exit %d: %s%s", ch.id, code, out, stderr)
 		}
-		if code != 3 || res.OK || res.First == nil || res.First.Case != k.Case || len(res.Stages) != 6 {
-			t.Errorf("%s: exit %d, first %+v, want %s", k.Name, code, res.First, k.Case)
+		var ctls []chainControlResult
+		data, err := os.ReadFile(filepath.Join(neg, "controls.json"))
+		if err != nil || json.Unmarshal(data, &ctls) != nil || len(ctls) < 3 {
+			t.Fatalf("%s controls.json: %v, %d controls", ch.id, err, len(ctls))
+		}
+		named := map[string]bool{}
+		for _, k := range ctls {
+			code, out, _ := run(t, "compare", bundle, "--chain", ch.id, "--dir", k.Dir, "--json")
+			var res compareChainResult
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatalf("%s: %v: %s", k.Name, err, out)
+			}
+			if code != 3 || res.OK || res.First == nil || res.First.Case != k.Case || len(res.Stages) != ch.stages {
+				t.Errorf("%s: exit %d, first %+v, want %s", k.Name, code, res.First, k.Case)
+				continue
+			}
+			named[res.First.Op] = true
+		}
+		for _, op := range ch.want {
+			if !named[op] {
+				t.Errorf("%s: no chain negative named at %s (%v)", ch.id, op, named)
+			}
 		}
 	}
 	// The goldens themselves, as candidates: pass. Only some: --partial.
@@ -53,7 +71,7 @@ func TestCompareChainCLI(t *testing.T) {
 	if code, _, stderr := run(t, "compare", bundle, "--chain", "qwen3-32b-graph", "--dir", gold); code != 2 || !strings.Contains(stderr, "--partial") {
 		t.Errorf("missing candidates without --partial: exit %d: %s", code, stderr)
 	}
-	code, out, stderr = run(t, "compare", bundle, "--chain", "qwen3-32b-graph", "--dir", gold, "--partial")
+	code, out, stderr := run(t, "compare", bundle, "--chain", "qwen3-32b-graph", "--dir", gold, "--partial")
 	if code != 0 || !strings.Contains(out, "SKIPPED") || !strings.Contains(out, "PASS") {
 		t.Errorf("partial goldens: exit %d: %s%s", code, out, stderr)
 	}
