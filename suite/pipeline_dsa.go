@@ -112,6 +112,10 @@ func planDSAChain(p *pipelineParams, kind *chainKind) (*casePlan, error) {
 				maxb = max(maxb, numBlocksDSA(r.Context+r.QLen))
 			}
 		}
+		// The golden holds the step's logits and index scores whole.
+		if err := checkHeld("logits", int(rows), maxb*dsaPS); err != nil {
+			return nil, err
+		}
 		t := int64(st.Tokens)
 		bytes += icBytes + t*int64(2*p.DI+4) + 2*mlaElems + rows*int64(p.HI*(p.DI+4)) + rows*int64(maxb*dsaPS)*12 +
 			rows*int64(p.H*(p.DC+p.DR))*4 + rows*int64(12*p.K) + rows*int64(p.H*(2*p.DC+4)) + int64(8*nb)*2
@@ -129,9 +133,9 @@ type dsaChainState struct {
 }
 
 // write stores request r's positions [p0, p0+n) as written at step s at
-// slots: index keys quantized into the index cache, latent and rope keys
-// into the MLA caches. It returns the bf16 index keys.
-func (ds *dsaChainState) write(c *caseCtx, s, r, p0 int, slots []int32) ([]uint16, error) {
+// slots: latent and rope keys into the MLA caches. It returns the bf16
+// index keys, for quantize.
+func (ds *dsaChainState) write(c *caseCtx, s, r, p0 int, slots []int32) []uint16 {
 	p, n := ds.p, len(slots)
 	k := make([]uint16, n*p.DI)
 	tokenRows(c, "index_k", s, r, p0, k, p.DI, "bfloat16")
@@ -142,7 +146,7 @@ func (ds *dsaChainState) write(c *caseCtx, s, r, p0 int, slots []int32) ([]uint1
 		copy(ds.ckv[int(slot)*p.DC:], ckv[j*p.DC:(j+1)*p.DC])
 		copy(ds.kpe[int(slot)*p.DR:], kpe[j*p.DR:(j+1)*p.DR])
 	}
-	return k, nil
+	return k
 }
 
 // quantize writes index keys (bf16 bits) at slots into the index cache.
@@ -171,11 +175,7 @@ func buildDSAChain(c *caseCtx, pl *pipelinePlan) error {
 				pos := p0 + i
 				slots[i] = rc.blocks[pos/dsaPS]*dsaPS + int32(pos%dsaPS)
 			}
-			k, err := ds.write(c, int(rc.wrote[p0]), rc.req, p0, slots)
-			if err != nil {
-				return err
-			}
-			if err := ds.quantize(k, slots); err != nil {
+			if err := ds.quantize(ds.write(c, int(rc.wrote[p0]), rc.req, p0, slots), slots); err != nil {
 				return err
 			}
 			p0 = p1
@@ -211,11 +211,7 @@ func (ds *dsaChainState) step(c *caseCtx, k int) error {
 		for j := range rs {
 			rs[j] = int32(r.Slot(j, dsaPS))
 		}
-		kr, err := ds.write(c, st.Index, r.Request, r.Context, rs)
-		if err != nil {
-			return err
-		}
-		kb = append(kb, kr...)
+		kb = append(kb, ds.write(c, st.Index, r.Request, r.Context, rs)...)
 		slots = append(slots, rs...)
 	}
 	// Stage 0: the index-cache write.
