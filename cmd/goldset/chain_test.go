@@ -91,3 +91,36 @@ func TestLongbenchStepsSuite(t *testing.T) {
 		t.Errorf("the first sampled step does not mix prefill and decode: %s", m.Cases[0].Info)
 	}
 }
+
+// TestChainBundleBytes: a chain lists an earlier stage's golden cache again
+// as a later stage's input, the same file; gen's and inspect's totals are
+// the bundle's bytes on disk, each file once (they said twice the caches).
+func TestChainBundleBytes(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := run(t, "gen", "stage4-steps", "--case", "qwen3-32b-graph", "--out", dir, "-q", "--json")
+	if code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, stderr)
+	}
+	var sum bundleSummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	bundle := filepath.Join(dir, "stage4-steps")
+	var disk int64
+	files := 0
+	filepath.WalkDir(bundle, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && d.Name() != "manifest.json" {
+			fi, _ := d.Info()
+			disk += fi.Size()
+			files++
+		}
+		return nil
+	})
+	if sum.Bytes != disk || files >= sum.Tensors {
+		t.Errorf("gen --json bytes %d, %d tensor entries; on disk %d bytes in %d files (a chain shares its caches)", sum.Bytes, sum.Tensors, disk, files)
+	}
+	_, out, _ = run(t, "inspect", bundle)
+	if want := humanBytes(disk) + " in tensors"; !strings.Contains(out, want) {
+		t.Errorf("inspect does not say %q:\n%.300s", want, out)
+	}
+}

@@ -433,14 +433,7 @@ func buildBundle(ctx context.Context, r *manifests.Recipe, dir string, opts suit
 	if bw.Replaces != nil {
 		fmt.Fprintf(errw, "goldset: replaced %s (was %s %s, digest %.16s)\n", dir, bw.Replaces.Suite, bw.Replaces.SuiteVersion, bw.Replaces.Digest)
 	}
-	var total int64
-	n := 0
-	for _, c := range m.Cases {
-		for _, t := range c.Tensors {
-			total += t.Bytes
-			n++
-		}
-	}
+	n, total := tensorTotals(m)
 	el := time.Since(start)
 	if asJSON {
 		if err := writeJSON(w, bundleSummary{OK: true, Suite: m.Suite, Version: m.SuiteVersion, Bundle: dir, Digest: m.Digest,

@@ -63,12 +63,7 @@ func runInspect(ctx context.Context, o inspectOptions, w io.Writer) error {
 		_, err = w.Write(b)
 		return err
 	}
-	var total int64
-	for _, c := range m.Cases {
-		for _, t := range c.Tensors {
-			total += t.Bytes
-		}
-	}
+	_, total := tensorTotals(m)
 	fmt.Fprintf(w, "suite    %s %s (spec %d, %s, seed %d)\n", m.Suite, m.SuiteVersion, m.SpecVersion, m.Generator, m.Seed)
 	if m.Shard != "" {
 		fmt.Fprintf(w, "shard    %s\n", m.Shard)
