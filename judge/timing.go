@@ -160,6 +160,10 @@ func Judge(m *manifests.Manifest, t *Timing) ([]CaseResult, error) {
 			return nil, fmt.Errorf("%w: case %s is not in the bundle", ErrTiming, ct.Case)
 		}
 		if c.Work == nil {
+			if c.Chain != nil {
+				// Regenerating would not help: stage cases record no work.
+				return nil, fmt.Errorf("%w: case %s is a stage of pipeline chain %s, whose stage cases record no work (time the op's own cases, e.g. stage4-mixed's)", ErrTiming, ct.Case, c.Chain.ID)
+			}
 			return nil, fmt.Errorf("%w: case %s records no work (a bundle made before goldset recorded it; regenerate it)", ErrTiming, ct.Case)
 		}
 		out = append(out, judgeCase(c, ct, t.Profile))

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/goldset/goldset/internal/safefile"
@@ -62,7 +63,11 @@ func runTiming(o compareOptions, m *manifests.Manifest, w io.Writer) error {
 }
 
 func writeTimingText(w io.Writer, res timingResult) {
-	fmt.Fprintf(w, "timing %s (%s %s) against %s\n", res.Timing, res.Device, res.Kernel, res.Bundle)
+	fmt.Fprintf(w, "timing %s", res.Timing)
+	if about := strings.TrimSpace(res.Device + " " + res.Kernel); about != "" {
+		fmt.Fprintf(w, " (%s)", about) // both are optional in the file
+	}
+	fmt.Fprintf(w, " against %s\n", res.Bundle)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "case\top\tmedian ms [95%% CI]\tGB/s\tTFLOP/s\tpeak_fraction h200 b200 910b\tstatus\n")
 	for _, c := range res.Cases {
