@@ -275,6 +275,7 @@ func runGen(ctx context.Context, o genOptions, w, errw io.Writer) error {
 
 // genPlan is what gen is about to write (printed first; --dry-run stops there).
 type genPlan struct {
+	OK        bool            `json:"ok"` // --dry-run --json: true (a short disk is an error object)
 	Bundles   []plannedBundle `json:"bundles"`
 	Bytes     int64           `json:"bytes"`
 	FreeBytes int64           `json:"free_bytes,omitempty"`
@@ -363,14 +364,16 @@ func (p *genPlan) report(o genOptions, w, errw io.Writer) error {
 	if known {
 		p.FreeBytes = free
 	}
-	if o.dryRun && o.json {
+	short := known && free < p.Bytes && !o.noSpace
+	if o.dryRun && o.json && !short {
+		p.OK = true
 		return writeJSON(w, p)
 	}
 	out := errw
-	if o.dryRun {
+	if o.dryRun && !o.json {
 		out = w
 	}
-	if !o.quiet || o.dryRun {
+	if !o.quiet || (o.dryRun && !o.json) {
 		for _, b := range p.Bundles {
 			verb := "write"
 			if b.Replace {
@@ -384,7 +387,7 @@ func (p *genPlan) report(o genOptions, w, errw io.Writer) error {
 		}
 		fmt.Fprintf(out, "goldset: ~%s in total%s\n", humanBytes(p.Bytes), freeNote)
 	}
-	if known && free < p.Bytes && !o.noSpace {
+	if short {
 		return fmt.Errorf("not enough free space under %s: the build needs ~%s, %s is free (name fewer suites, --split, --case)", o.out, humanBytes(p.Bytes), humanBytes(free))
 	}
 	return nil
