@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -143,6 +144,13 @@ func parseOutputs(c *manifests.Case, specs []string, partial bool) ([]candidateS
 	for _, t := range c.Tensors {
 		if t.Role == manifests.RoleGolden {
 			graded = append(graded, t.Name)
+		}
+	}
+	if len(graded) == 0 {
+		var vi suite.VariantInfo
+		if json.Unmarshal(c.Info, &vi) == nil && vi.VariantOf != "" {
+			// gen --variants keeps no golden, only sampled rows.
+			return nil, nil, usagef("case %s is replay-proof variant %d of %s: it holds no golden, only sampled rows, which the Python judge checks (goldset.judge_variants, docs/spec.md §13d); compare %s in its own bundle", c.ID, vi.Index, vi.VariantOf, vi.VariantOf)
 		}
 	}
 	var out []candidateSpec

@@ -92,6 +92,21 @@ func TestGenVariants(t *testing.T) {
 	if code, _, stderr := run(t, "verify", vdir); code != 0 {
 		t.Errorf("verify: exit %d %s", code, stderr)
 	}
+	// --regenerate rebuilds the variants as variants (it used to fail them
+	// as hidden recipe cases); gen --from and compare say what a variants
+	// bundle is instead of failing on it.
+	if code, out, stderr := run(t, "verify", "--regenerate", "--secret-file", secret, vdir); code != 0 {
+		t.Errorf("verify --regenerate: exit %d %s%s", code, out, stderr)
+	}
+	if code, _, stderr := run(t, "gen", "--from", filepath.Join(vdir, "manifest.json"), "--secret-file", secret, "--out", filepath.Join(dir, "rebuilt")); code != exitError || !strings.Contains(stderr, "--variants 2") {
+		t.Errorf("gen --from a variants manifest: exit %d %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rebuilt")); err == nil {
+		t.Error("gen --from a variants manifest wrote a bundle")
+	}
+	if code, _, stderr := run(t, "compare", vdir, "--case", "mm-odd-7x129x781-fp16.v0", "--output", "c="+secret); code != exitUsage || !strings.Contains(stderr, "judge_variants") {
+		t.Errorf("compare a variant: exit %d %s", code, stderr)
+	}
 	t.Setenv("GOLDSET_HIDDEN_SECRET", "")
 	for _, args := range [][]string{
 		{"gen", "stage1-basic", "--case", "mm-odd-7x129x781-fp16", "--variants", "2", "--out", dir},
