@@ -25,8 +25,8 @@
 //	     second signal exits at once
 //
 // With --json, gen, merge, verify, compare, diff, list, export, import,
-// longbench build and longbench schedule print JSON objects whose top-level
-// "ok" is true exactly when they exit 0
+// longbench build, longbench schedule, serving check and serving score print
+// JSON objects whose top-level "ok" is true exactly when they exit 0
 // (list: {"ok", "suites"}; list --ops: {"ok", "ops"}; diff: "ok" beside
 // the report's fields), and a command that fails with an error prints
 // {"ok": false, "exit_code": N, "error": "..."} on stdout. A numeric field
