@@ -20,6 +20,11 @@ func TestCompareChainCLI(t *testing.T) {
 		t.Fatalf("gen: exit %d: %s", code, stderr)
 	}
 	bundle := filepath.Join(dir, "stage4-steps")
+	for _, c := range []string{"compare", "negatives"} {
+		if _, out, _ := run(t, "__complete", c, bundle, "--chain", "qwen"); !strings.Contains(out, "qwen3-32b-graph\tpaged public") {
+			t.Errorf("%s --chain completion: %q", c, out)
+		}
+	}
 	neg := filepath.Join(dir, "neg")
 	code, out, stderr := run(t, "negatives", bundle, "--chain", "qwen3-32b-graph", "--out", neg, "--check")
 	if code != 0 {

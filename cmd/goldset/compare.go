@@ -116,6 +116,7 @@ case or output name, 1 when a file cannot be read.`,
 	cmd.Flags().StringVar(&o.timing, "timing", "", "FILE: judge the kernel times in FILE (goldset-timing/1 JSON)")
 	cmd.Flags().StringVar(&o.profile, "profile", "", "device profile whose time floor is enforced (h200, b200, ascend910b)")
 	cmd.RegisterFlagCompletionFunc("case", completeBundleCases)
+	cmd.RegisterFlagCompletionFunc("chain", completeBundleChains)
 	markArgs(cmd, inputDir, "bundle")
 	markPath(cmd, "output", inputFile, "candidate")
 	markPath(cmd, "timing", inputFile, "timing")
