@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,5 +128,46 @@ func TestChainBundleBytes(t *testing.T) {
 	_, out, _ = run(t, "inspect", bundle)
 	if want := humanBytes(disk) + " in tensors"; !strings.Contains(out, want) {
 		t.Errorf("inspect does not say %q:\n%.300s", want, out)
+	}
+}
+
+// TestDiffChainParams: diff names a changed pipeline param (it lives only
+// in the manifest's chain list) beside the stage cases it changed.
+func TestDiffChainParams(t *testing.T) {
+	dir := t.TempDir()
+	all, err := manifests.LookupSuite("stage4-steps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := *all
+	for _, c := range all.Cases {
+		if c.ID == "qwen3-32b-graph" {
+			r.Cases = []manifests.RecipeCase{c}
+		}
+	}
+	var bundles []string
+	for i, seed := range []int{2, 3} {
+		c := r.Cases[0]
+		var p map[string]any
+		json.Unmarshal(c.Params, &p)
+		p["schedule"].(map[string]any)["seed"] = seed
+		c.Params, _ = json.Marshal(p)
+		rr := r
+		rr.Cases = []manifests.RecipeCase{c}
+		b, _ := json.Marshal(rr)
+		file := filepath.Join(dir, fmt.Sprintf("r%d.json", i))
+		os.WriteFile(file, b, 0o644)
+		out := filepath.Join(dir, fmt.Sprint(i))
+		if code, _, stderr := run(t, "gen", "--recipe", file, "--out", out, "-q"); code != 0 {
+			t.Fatalf("gen: exit %d %s", code, stderr)
+		}
+		bundles = append(bundles, filepath.Join(out, "stage4-steps"))
+	}
+	code, out, _ := run(t, "diff", bundles[0], bundles[1])
+	if code != exitMismatch || !strings.Contains(out, `chains["qwen3-32b-graph"].params.schedule.seed: 2 -> 3`) {
+		t.Errorf("diff: exit %d\n%s", code, out)
+	}
+	if code, out, _ := run(t, "diff", bundles[0], bundles[0]); code != 0 || strings.Contains(out, "chains") {
+		t.Errorf("diff of a bundle with itself: exit %d\n%s", code, out)
 	}
 }
