@@ -88,6 +88,9 @@ func buildVariants(ctx context.Context, r *manifests.Recipe, id string, n int, s
 		return nil, fmt.Errorf("%w: suite %s has no case %q", ErrVariants, r.Name, id)
 	}
 	base := r.Cases[i]
+	if base.Op == PipelineOp {
+		return nil, fmt.Errorf("%w: %s is a pipeline chain; variants vary one op's case (a stage's inputs are the earlier stage's goldens)", ErrVariants, id)
+	}
 	o2, ok := opTable[base.Op]
 	if !ok {
 		return nil, errUnknownOp(base)

@@ -112,6 +112,7 @@ func TestGenVariants(t *testing.T) {
 		{"gen", "stage1-basic", "--case", "mm-odd-7x129x781-fp16", "--variants", "2", "--out", dir},
 		{"gen", "stage1-basic", "--variants", "2", "--secret-file", secret, "--out", dir},
 		{"gen", "stage1-basic", "--case", "mm-odd-7x129x781-fp16", "--variants", "-1", "--secret-file", secret, "--out", dir},
+		{"gen", "stage4-steps", "--case", "qwen3-32b-graph", "--variants", "2", "--secret-file", secret, "--out", dir},
 	} {
 		if code, _, _ := run(t, args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)

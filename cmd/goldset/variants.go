@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -45,6 +46,9 @@ func runGenVariants(ctx context.Context, o genOptions, opts suite.Options, w, er
 		}
 		if err != nil {
 			bw.Abort()
+			if errors.Is(err, suite.ErrVariants) {
+				return usageError{err} // a case variants cannot take
+			}
 			return err
 		}
 		if o.json {
