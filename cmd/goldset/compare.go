@@ -80,14 +80,14 @@ dtype, or a golden failing its sha256, counts as a failure), 2 for an unknown
 case or output name, 1 when a file cannot be read.`,
 		Example: `  goldset compare out/stage2-paged --case pa-edge-g4-bf16 --output out=my_out.npy --output lse=my_lse.npy
   goldset compare out/stage1-basic --case sm-781-fp16 --output y=y.npy --partial
-  goldset compare out/stage1-basic --case mm-512-bf16 --output c=outputs.safetensors
-  goldset compare out/stage1-basic --case mm-512-bf16 --output c=c.bin
+  goldset compare out/stage1-basic --case mm-odd-7x129x781-bf16 --output c=outputs.safetensors
+  goldset compare out/stage1-basic --case mm-odd-7x129x781-bf16 --output c=c.bin
   goldset compare out/stage2-paged --case quest-planted-k8-bf16 \
       --output selected=sel.npy --output out=o.npy --output lse=lse.npy --json
   goldset compare out/stage1-basic --timing timing.json --profile h200
   goldset compare out/stage4-steps --chain qwen3-8b-mixed --dir my_outputs/
   goldset compare out/stage4-steps --chain qwen3-8b-mixed --partial \
-      --output qwen3-8b-mixed.s40.unified_attention/out=o.npy`,
+      --output qwen3-8b-mixed.s22.unified_attention/out=o.npy`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]

@@ -25,7 +25,7 @@ func newInspectCmd(s *streams) *cobra.Command {
 		Use:   "inspect BUNDLE",
 		Short: "Show a bundle's cases, tensors, shapes, dtypes, sizes and tolerances",
 		Example: `  goldset inspect out/stage1-basic
-  goldset inspect out/stage2-paged --case pa-l129-g4-bf16
+  goldset inspect out/stage2-paged --case pa-edge-g4-bf16
   goldset inspect out/stage1-basic/manifest.json --json | jq '.cases[].id'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
