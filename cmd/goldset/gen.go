@@ -500,6 +500,14 @@ func runGenFrom(ctx context.Context, o genOptions, opts suite.Options, w, errw i
 		opts.Splits = append(opts.Splits, manifests.SplitHidden)
 	}
 	opts.Shard = suite.Shard{}
+	// The plan, its space check and --dry-run, as for named suites.
+	plan, err := planGen([]*manifests.Recipe{r}, o, opts)
+	if err != nil {
+		return err
+	}
+	if err := plan.report(o, w, errw); err != nil || o.dryRun {
+		return err
+	}
 	dir := filepath.Join(o.out, want.Suite)
 	got, err := buildBundle(ctx, r, dir, opts, o.quiet, o.json, o.noFsync, o.overwrite, w, errw)
 	if err != nil {

@@ -201,7 +201,12 @@ func TestGenFromManifestAndDiff(t *testing.T) {
 	dir := t.TempDir()
 	b := small(t, dir)
 	rebuilt := filepath.Join(dir, "rebuilt")
-	code, out, errs := run(t, "gen", "--from", filepath.Join(b, "manifest.json"), "--out", rebuilt, "-q")
+	// --dry-run prints the plan and writes nothing (it used to rebuild).
+	code, out, errs := run(t, "gen", "--from", filepath.Join(b, "manifest.json"), "--out", rebuilt, "--dry-run")
+	if _, err := os.Stat(rebuilt); code != 0 || err == nil || !strings.Contains(out, "will write "+filepath.Join(rebuilt, "stage1-basic")) {
+		t.Fatalf("gen --from --dry-run: exit %d, wrote %v: %s %s", code, err == nil, out, errs)
+	}
+	code, out, errs = run(t, "gen", "--from", filepath.Join(b, "manifest.json"), "--out", rebuilt, "-q")
 	if code != 0 || !strings.Contains(out, "reproduced") {
 		t.Fatalf("gen --from: %d %s %s", code, out, errs)
 	}

@@ -107,12 +107,20 @@ func TestGenVariants(t *testing.T) {
 	if code, _, stderr := run(t, "compare", vdir, "--case", "mm-odd-7x129x781-fp16.v0", "--output", "c="+secret); code != exitUsage || !strings.Contains(stderr, "judge_variants") {
 		t.Errorf("compare a variant: exit %d %s", code, stderr)
 	}
+	// --dry-run names the bundle and writes nothing (it used to build it).
+	dry := filepath.Join(dir, "dry")
+	code, out, _ := run(t, "gen", "stage1-basic", "--case", "sm-781-fp16", "--variants", "2", "--secret-file", secret, "--out", dry, "--dry-run")
+	if _, err := os.Stat(dry); code != 0 || err == nil || !strings.Contains(out, "stage1-basic.variants.sm-781-fp16") {
+		t.Errorf("gen --variants --dry-run: exit %d, wrote %v: %s", code, err == nil, out)
+	}
 	t.Setenv("GOLDSET_HIDDEN_SECRET", "")
 	for _, args := range [][]string{
 		{"gen", "stage1-basic", "--case", "mm-odd-7x129x781-fp16", "--variants", "2", "--out", dir},
 		{"gen", "stage1-basic", "--variants", "2", "--secret-file", secret, "--out", dir},
 		{"gen", "stage1-basic", "--case", "mm-odd-7x129x781-fp16", "--variants", "-1", "--secret-file", secret, "--out", dir},
 		{"gen", "stage4-steps", "--case", "qwen3-32b-graph", "--variants", "2", "--secret-file", secret, "--out", dir},
+		{"gen", "stage1-basic", "--case", "sm-781-fp16", "--variants", "2", "--secret-file", secret, "--out", dir, "--shard", "1/2"},
+		{"gen", "stage1-basic", "--case", "sm-781-fp16", "--variants", "2", "--secret-file", secret, "--out", dir, "--compress", "zstd"},
 	} {
 		if code, _, _ := run(t, args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
