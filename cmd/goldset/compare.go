@@ -65,7 +65,8 @@ bandwidth and FLOP rate, peak_fraction per device profile (h200, b200,
 ascend910b), and FAIL for any time below max(bytes / peak bandwidth,
 flops / peak FLOP/s) of the device it ran on (--profile, or the file's
 profile; neither: the lowest floor of all). With --timing, --case and
---output are optional.
+--output are optional; given too, both are judged and --json prints one
+object, the timing report under "timing_result", "ok" covering both.
 
 With --chain ID it judges a pipeline chain (docs/spec.md §14): every
 stage case of every sampled step, each output under its own tolerance, as
@@ -133,6 +134,8 @@ type compareResult struct {
 	Partial bool             `json:"partial"`
 	Skipped []string         `json:"skipped"`
 	Reports []compare.Report `json:"reports"`
+	// Timing is compare --timing's result when outputs are judged too.
+	Timing *timingResult `json:"timing_result,omitempty"`
 }
 
 // candidateSpec is one --output NAME=FILE.
@@ -193,6 +196,15 @@ func runCompare(ctx context.Context, o compareOptions, w, errw io.Writer) error 
 	if o.timing != "" && o.caseID == "" && len(o.outputs) == 0 {
 		return runTiming(o, m, w)
 	}
+	// With outputs too, the timing file is judged first (a bad one is
+	// named before any candidate is read) and reported inside the one
+	// result: --json prints a single object whose ok covers both.
+	var timing *timingResult
+	if o.timing != "" {
+		if timing, err = judgeTiming(o, m); err != nil {
+			return err
+		}
+	}
 	// cobra's wording for a missing required flag (--timing makes both optional)
 	if o.caseID == "" {
 		return usagef(`required flag(s) "case" not set (or judge times with --timing FILE)`)
@@ -227,7 +239,8 @@ func runCompare(ctx context.Context, o compareOptions, w, errw io.Writer) error 
 		}
 		res.Reports = append(res.Reports, rep)
 	}
-	res.OK = res.Status == compare.Pass
+	res.Timing = timing
+	res.OK = res.Status == compare.Pass && (timing == nil || timing.OK)
 	if o.json {
 		if err := writeJSON(w, res); err != nil {
 			return err
@@ -250,12 +263,13 @@ func runCompare(ctx context.Context, o compareOptions, w, errw io.Writer) error 
 			fmt.Fprintf(w, "\nskipped (--partial, not judged): %s\n", strings.Join(skipped, ", "))
 		}
 		fmt.Fprintf(w, "\n%s\n", res.Status)
+		if timing != nil {
+			fmt.Fprintln(w)
+			writeTimingText(w, *timing)
+		}
 	}
-	if res.Status != compare.Pass {
+	if !res.OK {
 		return errFailed
-	}
-	if o.timing != "" {
-		return runTiming(o, m, w)
 	}
 	return nil
 }

@@ -21,27 +21,46 @@ type timingResult struct {
 	Cases   []judge.CaseResult `json:"cases"`
 }
 
-// runTiming judges o.timing against m (compare --timing).
+// runTiming judges o.timing against m (compare --timing) and prints it.
 func runTiming(o compareOptions, m *manifests.Manifest, w io.Writer) error {
+	res, err := judgeTiming(o, m)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		if err := writeJSON(w, res); err != nil {
+			return err
+		}
+	} else {
+		writeTimingText(w, *res)
+	}
+	if !res.OK {
+		return errFailed
+	}
+	return nil
+}
+
+// judgeTiming reads and judges o.timing against m.
+func judgeTiming(o compareOptions, m *manifests.Manifest) (*timingResult, error) {
 	// A regular file only (a FIFO would block), size checked before reading:
 	// an unreadable input, exit 1.
 	b, err := safefile.ReadFile(o.timing, judge.MaxTimingBytes)
 	if err != nil {
-		return fmt.Errorf("timing: %w", err)
+		return nil, fmt.Errorf("timing: %w", err)
 	}
 	t, err := judge.ParseTiming(o.timing, b)
 	if err != nil {
-		return usagef("%v", err)
+		return nil, usagef("%v", err)
 	}
 	if o.profile != "" {
 		if _, err := judge.LookupProfile(o.profile); err != nil {
-			return usagef("--profile: %v", err)
+			return nil, usagef("--profile: %v", err)
 		}
 		t.Profile = o.profile
 	}
 	cases, err := judge.Judge(m, t)
 	if err != nil {
-		return usagef("%s: %v", o.timing, err)
+		return nil, usagef("%s: %v", o.timing, err)
 	}
 	res := timingResult{OK: true, Bundle: o.bundle, Timing: o.timing, Profile: t.Profile, Device: t.Device, Kernel: t.Kernel, Cases: cases}
 	for _, c := range cases {
@@ -49,17 +68,7 @@ func runTiming(o compareOptions, m *manifests.Manifest, w io.Writer) error {
 			res.OK = false
 		}
 	}
-	if o.json {
-		if err := writeJSON(w, res); err != nil {
-			return err
-		}
-	} else {
-		writeTimingText(w, res)
-	}
-	if !res.OK {
-		return errFailed
-	}
-	return nil
+	return &res, nil
 }
 
 func writeTimingText(w io.Writer, res timingResult) {

@@ -49,6 +49,19 @@ func TestCompareTiming(t *testing.T) {
 	if code != exitMismatch || !strings.Contains(out, "FAIL") || !strings.Contains(out, "faster than the h200 floor") {
 		t.Errorf("fake time: exit %d\n%s", code, out)
 	}
+	// Outputs and times at once: one JSON object, ok covering both (it
+	// printed two objects, and a fast time after a passing output).
+	gold := filepath.Join(b, m.Case("mm-odd-7x129x781-fp16").Tensor("c").Path)
+	for _, tc := range []struct {
+		ms   float64
+		code int
+	}{{10 * floorMS, 0}, {floorMS / 2, exitMismatch}} {
+		code, out, _ = run(t, "compare", b, "--case", "mm-odd-7x129x781-fp16", "--output", "c="+gold, "--timing", write(tc.ms), "--profile", "h200", "--json")
+		var both compareResult
+		if err := json.Unmarshal([]byte(out), &both); err != nil || code != tc.code || both.Status != "PASS" || both.Timing == nil || both.OK != (tc.code == 0) || both.Timing.OK != both.OK {
+			t.Errorf("outputs and timing %g ms: exit %d, %v\n%s", tc.ms, code, err, out)
+		}
+	}
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"schema": "goldset-timing/1", "cases": [{"case": "nope", "times_ms": [1]}]}`), 0o644)
 	if code, _, stderr := run(t, "compare", b, "--timing", bad); code != exitUsage || !strings.Contains(stderr, "nope") {
