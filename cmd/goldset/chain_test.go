@@ -73,12 +73,16 @@ func TestCompareChainCLI(t *testing.T) {
 func TestLongbenchStepsSuite(t *testing.T) {
 	tok, data := testenv.Qwen3TokenizerPath(t), testenv.LongBenchSample(t)
 	out := filepath.Join(t.TempDir(), "lb")
-	code, _, errs := run(t, "longbench", "build", "--data", data, "--tokenizer", tok, "--subsets", "qasper,multifieldqa_en,gov_report,hotpotqa",
-		"--n", "4", "--target-mean", "3000", "--truncate-at", "3000", "--no-thinking", "--seed", "5", "--out", out, "-q", "--model", "Qwen/Qwen3-8B", "--steps-suite")
+	code, stdout, errs := run(t, "longbench", "build", "--data", data, "--tokenizer", tok, "--subsets", "qasper,multifieldqa_en,gov_report,hotpotqa",
+		"--n", "4", "--target-mean", "3000", "--truncate-at", "3000", "--no-thinking", "--seed", "5", "--out", out, "-q", "--model", "Qwen/Qwen3-8B", "--steps-suite", "--json")
 	if code != 0 {
 		t.Fatalf("longbench build --steps-suite: %d %s", code, errs)
 	}
 	bundle := filepath.Join(out, "kernels", "stage4-steps")
+	var res longbenchResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil || !res.OK || res.StepsSuite != bundle {
+		t.Errorf("--json does not name the steps bundle %s: %v %s", bundle, err, stdout)
+	}
 	if code, _, errs := run(t, "verify", bundle); code != 0 {
 		t.Fatalf("verify: %s", errs)
 	}
