@@ -63,6 +63,14 @@ func TestCompareChainCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "SKIPPED") || !strings.Contains(out, "PASS") {
 		t.Errorf("partial goldens: exit %d: %s%s", code, out, stderr)
 	}
+	// A stage-case directory that is a link is refused (exit 1), as a
+	// bundle's case directory is; it was read through.
+	linked := filepath.Join(dir, "linked")
+	os.MkdirAll(linked, 0o755)
+	os.Symlink(filepath.Join(gold, "qwen3-32b-graph.s29.unified_attention"), filepath.Join(linked, "qwen3-32b-graph.s29.unified_attention"))
+	if code, _, stderr := run(t, "compare", bundle, "--chain", "qwen3-32b-graph", "--dir", linked, "--partial"); code != exitError || !strings.Contains(stderr, "symbolic link") {
+		t.Errorf("linked stage-case directory: exit %d: %s", code, stderr)
+	}
 	if code, _, _ := run(t, "compare", bundle, "--chain", "nope", "--dir", gold); code != 2 {
 		t.Errorf("unknown chain: exit %d, want 2", code)
 	}
