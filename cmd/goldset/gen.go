@@ -509,11 +509,28 @@ func runGenFrom(ctx context.Context, o genOptions, opts suite.Options, w, errw i
 		return err
 	}
 	dir := filepath.Join(o.out, want.Suite)
-	got, err := buildBundle(ctx, r, dir, opts, o.quiet, o.json, o.noFsync, o.overwrite, w, errw)
+	sumW := w
+	if o.json {
+		sumW = io.Discard // one JSON object below, its ok covering the hash check
+	}
+	got, err := buildBundle(ctx, r, dir, opts, o.quiet, o.json, o.noFsync, o.overwrite, sumW, errw)
 	if err != nil {
 		return err
 	}
 	probs := suite.CompareManifests(want, got)
+	if o.json {
+		if probs == nil {
+			probs = []manifests.Problem{}
+		}
+		n, _ := tensorTotals(got)
+		if err := writeJSON(w, verifyResult{Bundle: dir, Digest: got.Digest, Tensors: n, OK: len(probs) == 0, Problems: probs}); err != nil {
+			return err
+		}
+		if len(probs) > 0 {
+			return errFailed
+		}
+		return nil
+	}
 	if len(probs) > 0 {
 		fmt.Fprintf(w, "FAIL rebuilt bundle differs from %s in %d place(s):\n", o.from, len(probs))
 		for _, p := range probs {

@@ -206,6 +206,13 @@ func TestGenFromManifestAndDiff(t *testing.T) {
 	if _, err := os.Stat(rebuilt); code != 0 || err == nil || !strings.Contains(out, "will write "+filepath.Join(rebuilt, "stage1-basic")) {
 		t.Fatalf("gen --from --dry-run: exit %d, wrote %v: %s %s", code, err == nil, out, errs)
 	}
+	// --json: one object (the "reproduced" line used to follow the
+	// summary on stdout), ok covering the hash check.
+	code, out, errs = run(t, "gen", "--from", filepath.Join(b, "manifest.json"), "--out", filepath.Join(dir, "rebuilt-json"), "--json")
+	var fromRes verifyResult
+	if err := json.Unmarshal([]byte(out), &fromRes); err != nil || code != 0 || !fromRes.OK || fromRes.Tensors != 9 {
+		t.Errorf("gen --from --json: exit %d, %v: %s %s", code, err, out, errs)
+	}
 	code, out, errs = run(t, "gen", "--from", filepath.Join(b, "manifest.json"), "--out", rebuilt, "-q")
 	if code != 0 || !strings.Contains(out, "reproduced") {
 		t.Fatalf("gen --from: %d %s %s", code, out, errs)
