@@ -213,6 +213,12 @@ func TestGenFromManifestAndDiff(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &fromRes); err != nil || code != 0 || !fromRes.OK || fromRes.Tensors != 9 {
 		t.Errorf("gen --from --json: exit %d, %v: %s %s", code, err, out, errs)
 	}
+	// --case rebuilds and checks only that case (it failed the others as
+	// "case not rebuilt", after writing the subset).
+	code, out, errs = run(t, "gen", "--from", filepath.Join(b, "manifest.json"), "--case", "sm-781-bf16", "--out", filepath.Join(dir, "rebuilt-case"), "-q")
+	if code != 0 || !strings.Contains(out, "reproduced") {
+		t.Errorf("gen --from --case: exit %d %s %s", code, out, errs)
+	}
 	code, out, errs = run(t, "gen", "--from", filepath.Join(b, "manifest.json"), "--out", rebuilt, "-q")
 	if code != 0 || !strings.Contains(out, "reproduced") {
 		t.Fatalf("gen --from: %d %s %s", code, out, errs)
