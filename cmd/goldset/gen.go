@@ -249,8 +249,8 @@ func runGen(ctx context.Context, o genOptions, w, errw io.Writer) error {
 		return runGenVariants(ctx, o, opts, w, errw)
 	}
 	if o.from != "" {
-		if len(o.suites) > 0 {
-			return usagef("--from rebuilds one manifest; do not name suites too")
+		if len(o.suites) > 0 || len(o.recipes) > 0 {
+			return usagef("--from rebuilds one manifest; do not name suites or --recipe too")
 		}
 		return runGenFrom(ctx, o, opts, w, errw)
 	}

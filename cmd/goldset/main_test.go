@@ -219,6 +219,9 @@ func TestGenFromManifestAndDiff(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "reproduced") {
 		t.Errorf("gen --from --case: exit %d %s %s", code, out, errs)
 	}
+	if code, _, errs := run(t, "gen", "--from", filepath.Join(b, "manifest.json"), "--recipe", filepath.Join(b, "manifest.json"), "--out", rebuilt); code != exitUsage {
+		t.Errorf("gen --from with --recipe (ignored before): exit %d %s", code, errs)
+	}
 	code, out, errs = run(t, "gen", "--from", filepath.Join(b, "manifest.json"), "--out", rebuilt, "-q")
 	if code != 0 || !strings.Contains(out, "reproduced") {
 		t.Fatalf("gen --from: %d %s %s", code, out, errs)
