@@ -92,6 +92,9 @@ case or output name, 1 when a file cannot be read.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
+			if o.profile != "" && o.timing == "" {
+				return usagef("--profile is the device whose floor --timing enforces: give --timing FILE too")
+			}
 			if o.chain != "" {
 				if o.caseID != "" {
 					return usagef("give --case or --chain, not both")

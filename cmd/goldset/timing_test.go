@@ -70,6 +70,10 @@ func TestCompareTiming(t *testing.T) {
 	if code, _, _ := run(t, "compare", b); code != exitUsage {
 		t.Errorf("no --case/--timing: exit %d", code)
 	}
+	// --profile without --timing was ignored, even an unknown one.
+	if code, _, stderr := run(t, "compare", b, "--case", "mm-odd-7x129x781-fp16", "--output", "c="+gold, "--profile", "nope"); code != exitUsage || !strings.Contains(stderr, "--timing") {
+		t.Errorf("--profile without --timing: exit %d %s", code, stderr)
+	}
 }
 
 // TestListOpsMargins: list --ops shows every family's margin and reports
