@@ -93,6 +93,10 @@ func TestListOpsMargins(t *testing.T) {
 			t.Errorf("family %s/%s has no nearest wrong algorithm", m.Family, m.DType)
 		}
 	}
+	// A suite name was ignored.
+	if code, _, _ := run(t, "list", "--ops", "stage4-mixed"); code != exitUsage {
+		t.Errorf("list --ops SUITE: exit %d", code)
+	}
 }
 
 // TestGenVariants: --variants builds a verifiable variants bundle and
