@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/goldset/goldset/manifests"
-
 	"github.com/goldset/goldset/suite"
 )
 
