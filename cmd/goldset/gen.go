@@ -252,6 +252,10 @@ func runGen(ctx context.Context, o genOptions, w, errw io.Writer) error {
 		if len(o.suites) > 0 || len(o.recipes) > 0 {
 			return usagef("--from rebuilds one manifest; do not name suites or --recipe too")
 		}
+		if len(o.splits) > 0 || o.shard != "" {
+			// They were overridden silently: --from rebuilds every split.
+			return usagef("--from rebuilds the manifest's cases whatever their split: no --split or --shard (--case picks cases)")
+		}
 		return runGenFrom(ctx, o, opts, w, errw)
 	}
 	recipes, err := selectRecipes(o, opts)

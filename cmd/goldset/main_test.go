@@ -219,8 +219,10 @@ func TestGenFromManifestAndDiff(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "reproduced") {
 		t.Errorf("gen --from --case: exit %d %s %s", code, out, errs)
 	}
-	if code, _, errs := run(t, "gen", "--from", filepath.Join(b, "manifest.json"), "--recipe", filepath.Join(b, "manifest.json"), "--out", rebuilt); code != exitUsage {
-		t.Errorf("gen --from with --recipe (ignored before): exit %d %s", code, errs)
+	for _, extra := range [][]string{{"--recipe", filepath.Join(b, "manifest.json")}, {"--split", "public"}, {"--shard", "1/2"}} {
+		if code, _, errs := run(t, append([]string{"gen", "--from", filepath.Join(b, "manifest.json"), "--out", rebuilt}, extra...)...); code != exitUsage {
+			t.Errorf("gen --from with %v (ignored before): exit %d %s", extra, code, errs)
+		}
 	}
 	code, out, errs = run(t, "gen", "--from", filepath.Join(b, "manifest.json"), "--out", rebuilt, "-q")
 	if code != 0 || !strings.Contains(out, "reproduced") {
