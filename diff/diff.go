@@ -249,6 +249,20 @@ func manifestChanges(o, n *manifests.Manifest) []Change {
 			out = append(out, Change{Path: f.name, Old: fieldJSON(f.old), New: fieldJSON(f.new)})
 		}
 	}
+	// A pipeline chain's recipe params (requests, schedule) live only in
+	// the chain list; the stage cases show their effects, not the cause.
+	if len(o.Chains)+len(n.Chains) > 0 {
+		byID := func(chs []manifests.Chain) []byte {
+			m := make(map[string]manifests.Chain, len(chs))
+			for _, ch := range chs {
+				m[ch.ID] = ch
+			}
+			return compact(m)
+		}
+		if ch, err := JSON("chains", byID(o.Chains), byID(n.Chains)); err == nil {
+			out = append(out, ch...)
+		}
+	}
 	return out
 }
 

@@ -7,7 +7,9 @@
 // Manifest level: schema_version, suite, suite_version, spec_version,
 // generator, seed, hidden_commitment, shard and digest; each changed field
 // is listed with its old and new JSON value (an empty optional field is
-// absent). Provenance is ignored: it changes on every run.
+// absent). Provenance is ignored: it changes on every run. Pipeline chains
+// (manifests.Chain) are compared by id key by key, as chains["ID"].params
+// .schedule.seed and so on: a chain's recipe params are recorded only there.
 //
 // Cases are matched by id, tensors within a case by name. A case is added,
 // removed, unchanged or changed. For a case in both bundles: op and split,

@@ -237,6 +237,12 @@ func TestImportReportsTampering(t *testing.T) {
 			if !slices.ContainsFunc(ir.Problems, func(p manifests.Problem) bool { return p.Path == ManifestFile && strings.Contains(p.What, "edited") }) {
 				t.Fatalf("edited manifest not reported: %v", ir.Problems)
 			}
+			// Data after the index's JSON value: not an index goldset wrote.
+			ip := filepath.Join(out, IndexFile)
+			os.WriteFile(ip, append(raw, "{}\n"...), 0o644)
+			if _, err := Import(context.Background(), ImportOptions{Dir: out}); !errors.Is(err, ErrNotExport) || !strings.Contains(err.Error(), "data after") {
+				t.Fatalf("index with trailing data: %v", err)
+			}
 		})
 	}
 }

@@ -83,7 +83,11 @@ func Import(ctx context.Context, o ImportOptions) (*ImportResult, error) {
 	var idx Index
 	dec := json.NewDecoder(bytes.NewReader(ib))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&idx); err != nil || idx.Tool != "goldset" || idx.SchemaVersion != IndexVersion {
+	err = dec.Decode(&idx)
+	if _, terr := dec.Token(); err == nil && terr != io.EOF {
+		err = errors.New("data after the index's JSON value") // an appended or concatenated file
+	}
+	if err != nil || idx.Tool != "goldset" || idx.SchemaVersion != IndexVersion {
 		return nil, fmt.Errorf("import: %s: %w: %s is not a goldset export index (schema %d): %v", o.Dir, ErrNotExport, IndexFile, idx.SchemaVersion, err)
 	}
 	if _, err := ParseFormat(string(idx.Format)); err != nil {

@@ -18,6 +18,7 @@ func bundle() *manifests.Manifest {
 		// compute bound: 1e12 flops at 989.5 TF dense = 1.0106 ms.
 		{ID: "big", Op: "matmul", Work: &manifests.Work{BytesRead: 1e6, BytesWritten: 1e6, Flops: 1e12, FlopDType: "bfloat16"}},
 		{ID: "old", Op: "matmul"},
+		{ID: "ch.s1.unified_attention", Op: "unified_attention", Chain: &manifests.ChainRef{ID: "ch", Step: 1, Stage: 1}},
 	}}
 }
 
@@ -147,6 +148,11 @@ func TestParseTimingErrors(t *testing.T) {
 	tm, _ := ParseTiming("t", timing("", `{"case": "old", "times_ms": [1]}`))
 	if _, err := Judge(bundle(), tm); err == nil || !strings.Contains(err.Error(), "no work") {
 		t.Errorf("case without work: %v", err)
+	}
+	// A stage case of an old bundle (no work recorded): the same advice.
+	tm, _ = ParseTiming("t", timing("", `{"case": "ch.s1.unified_attention", "times_ms": [1]}`))
+	if _, err := Judge(bundle(), tm); err == nil || !strings.Contains(err.Error(), "regenerate") {
+		t.Errorf("stage case: %v", err)
 	}
 	tm, _ = ParseTiming("t", timing("", `{"case": "nope", "times_ms": [1]}`))
 	if _, err := Judge(bundle(), tm); err == nil {

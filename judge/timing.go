@@ -160,6 +160,9 @@ func Judge(m *manifests.Manifest, t *Timing) ([]CaseResult, error) {
 			return nil, fmt.Errorf("%w: case %s is not in the bundle", ErrTiming, ct.Case)
 		}
 		if c.Work == nil {
+			// Every case, pipeline stage cases included, records work
+			// since stage4-steps 1.1.0: a case without is from an older
+			// bundle.
 			return nil, fmt.Errorf("%w: case %s records no work (a bundle made before goldset recorded it; regenerate it)", ErrTiming, ct.Case)
 		}
 		out = append(out, judgeCase(c, ct, t.Profile))

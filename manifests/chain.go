@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// Chain describes one pipeline case of a bundle (docs/spec.md §12): an
+// Chain describes one pipeline case of a bundle (docs/spec.md §14): an
 // ordered list of stages, each an op, run over consecutive sampled
 // scheduler steps. Every stage of every step is a case of its own (its op,
 // inputs and goldens, judged as any case of that op is) whose Case.Chain

@@ -336,3 +336,21 @@ func TestForcedExitCleanup(t *testing.T) {
 	}
 	bw.Abort()
 }
+
+// TestProblemString: a problem without a path names its case (and tensor);
+// gen --from and verify --regenerate printed "case not rebuilt" alone.
+func TestProblemString(t *testing.T) {
+	for _, tc := range []struct {
+		p    Problem
+		want string
+	}{
+		{Problem{Case: "c", Tensor: "t", Path: "c/t.npy", What: "bad"}, "c/t.npy: bad"},
+		{Problem{Case: "c", What: "case not rebuilt"}, "c: case not rebuilt"},
+		{Problem{Case: "c", Tensor: "t", What: "rebuilt tensor not in the manifest"}, "c/t: rebuilt tensor not in the manifest"},
+		{Problem{What: "digest"}, "digest"},
+	} {
+		if got := tc.p.String(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.p, got, tc.want)
+		}
+	}
+}

@@ -29,6 +29,13 @@ type Problem struct {
 
 func (p Problem) String() string {
 	if p.Path == "" {
+		// A problem of a case or of a tensor not on disk: name it.
+		switch {
+		case p.Case != "" && p.Tensor != "":
+			return fmt.Sprintf("%s/%s: %s", p.Case, p.Tensor, p.What)
+		case p.Case != "":
+			return fmt.Sprintf("%s: %s", p.Case, p.What)
+		}
 		return p.What
 	}
 	return fmt.Sprintf("%s: %s", p.Path, p.What)

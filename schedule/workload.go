@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/goldset/goldset/internal/safefile"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -94,7 +95,8 @@ func ParseWorkload(b []byte) ([]Request, error) {
 		if err := dec.Decode(&r); err != nil {
 			return nil, fmt.Errorf("%w: line %d: %v", ErrWorkload, line, err)
 		}
-		if dec.More() {
+		if _, err := dec.Token(); err != io.EOF {
+			// More() alone misses a stray '}' or ']' after the value.
 			return nil, fmt.Errorf("%w: line %d: more than one JSON value", ErrWorkload, line)
 		}
 		if r.PromptTokens == nil || r.OutputTokens == nil {

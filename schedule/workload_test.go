@@ -35,6 +35,8 @@ func TestParseWorkload(t *testing.T) {
 		{"{\"id\":\"a\",\"prompt_tokens\":1,\"output_tokens\":1}\n{\"id\":\"b\",\"prompt_tokens\":1}", "line 2: prompt_tokens and output_tokens are required"},
 		{`{"id":"a","prompt_tokens":1,"output_tokens":1,"extra":2}`, `line 1: json: unknown field "extra"`},
 		{`{"id":"a","prompt_tokens":1,"output_tokens":1} {}`, "line 1: more than one JSON value"},
+		{`{"id":"a","prompt_tokens":1,"output_tokens":1}}`, "line 1: more than one JSON value"},
+		{`{"id":"a","prompt_tokens":1,"output_tokens":1}]`, "line 1: more than one JSON value"},
 		{`{"id":"a","prompt_tokens":1,"output_tokens":1,"arrival_step":-2}`, "arrival_step -2"},
 		{`{"id":"a","prompt_tokens":2000000000,"output_tokens":1}`, "prompt_tokens 2000000000 out of range"},
 		{`[1,2]`, "line 1:"},

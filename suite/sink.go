@@ -49,6 +49,12 @@ func RecipeFromManifest(m *manifests.Manifest) (*manifests.Recipe, error) {
 	if m.Generator != GeneratorVersion {
 		return nil, fmt.Errorf("suite: manifest was made by generator %q; this build has %q and cannot reproduce it", m.Generator, GeneratorVersion)
 	}
+	if r, n, ok := variantsBase(m); ok {
+		// Its cases are not recipe cases: rebuilt as such they would get
+		// full goldens and no sampled rows.
+		return nil, fmt.Errorf("suite: %w: the manifest holds %d replay-proof variants of %s %s, not recipe cases (check it with verify --regenerate; build it with gen %s --case %s --variants %d)",
+			ErrVariants, n, r.Name, r.Cases[0].ID, r.Name, r.Cases[0].ID, n)
+	}
 	r := &manifests.Recipe{Name: m.Suite, Version: m.SuiteVersion, SpecVersion: m.SpecVersion, Seed: m.Seed}
 	for _, c := range m.Cases {
 		if c.Chain != nil {
@@ -126,6 +132,9 @@ func CompareManifests(want, got *manifests.Manifest) []manifests.Problem {
 // Regenerate rebuilds every case of m in memory (hashing only) and returns
 // what differs from m.
 func Regenerate(ctx context.Context, m *manifests.Manifest, o Options) ([]manifests.Problem, error) {
+	if r, n, ok := variantsBase(m); ok && m.Generator == GeneratorVersion {
+		return regenerateVariants(ctx, m, r, n, o)
+	}
 	r, err := RecipeFromManifest(m)
 	if err != nil {
 		return nil, err

@@ -71,6 +71,12 @@ type VariantOutput struct {
 // BuildVariants builds n variants of case id of r into the bundle writer
 // bw (which the caller commits) and returns their manifest.
 func BuildVariants(ctx context.Context, r *manifests.Recipe, id string, n int, secret []byte, bw *manifests.BundleWriter, o Options) (*manifests.Manifest, error) {
+	return buildVariants(ctx, r, id, n, secret, BundleSink{bw}, o)
+}
+
+// buildVariants builds the variants into out: BuildVariants' bundle, or a
+// HashSink when Regenerate checks a variants manifest.
+func buildVariants(ctx context.Context, r *manifests.Recipe, id string, n int, secret []byte, out Sink, o Options) (*manifests.Manifest, error) {
 	if n < 1 || n > MaxVariants {
 		return nil, fmt.Errorf("%w: %d variants, want 1..%d", ErrVariants, n, MaxVariants)
 	}
@@ -82,6 +88,9 @@ func BuildVariants(ctx context.Context, r *manifests.Recipe, id string, n int, s
 		return nil, fmt.Errorf("%w: suite %s has no case %q", ErrVariants, r.Name, id)
 	}
 	base := r.Cases[i]
+	if base.Op == PipelineOp {
+		return nil, fmt.Errorf("%w: %s is a pipeline chain; variants vary one op's case (a stage's inputs are the earlier stage's goldens)", ErrVariants, id)
+	}
 	o2, ok := opTable[base.Op]
 	if !ok {
 		return nil, errUnknownOp(base)
@@ -90,7 +99,7 @@ func BuildVariants(ctx context.Context, r *manifests.Recipe, id string, n int, s
 	for v := range n {
 		vr.Cases = append(vr.Cases, manifests.RecipeCase{ID: fmt.Sprintf("%s.v%d", id, v), Op: base.Op, Split: manifests.SplitHidden, Params: base.Params})
 	}
-	sink := &variantSink{w: bw, keep: map[string]*memFile{}, inputs: func(string) []string { return inputNames(o2, base.Params) }}
+	sink := &variantSink{w: out, keep: map[string]*memFile{}, inputs: func(string) []string { return inputNames(o2, base.Params) }}
 	opts := Options{Jobs: o.Jobs, Secret: secret, Splits: []string{manifests.SplitHidden}, Progress: o.Progress, Provenance: o.Provenance}
 	m, err := Build(ctx, vr, sink, opts)
 	if err != nil {
@@ -110,7 +119,7 @@ func BuildVariants(ctx context.Context, r *manifests.Recipe, id string, n int, s
 			if t.Role != manifests.RoleGolden {
 				continue
 			}
-			vo, tensors, err := sampleOutput(sink, bw, c, &t, secret)
+			vo, tensors, err := sampleOutput(sink, c, &t, secret)
 			if err != nil {
 				return nil, fmt.Errorf("variant %s output %s: %w", c.ID, t.Name, err)
 			}
@@ -140,7 +149,7 @@ func inputNames(o *op, params json.RawMessage) []string {
 
 // sampleOutput writes the sampled rows of golden t of variant c and
 // returns its description and the two new tensor entries.
-func sampleOutput(sink *variantSink, bw *manifests.BundleWriter, c *manifests.Case, t *manifests.Tensor, secret []byte) (VariantOutput, []manifests.Tensor, error) {
+func sampleOutput(sink *variantSink, c *manifests.Case, t *manifests.Tensor, secret []byte) (VariantOutput, []manifests.Tensor, error) {
 	var tol compare.Tolerance
 	if err := json.Unmarshal(t.Tolerance, &tol); err != nil {
 		return VariantOutput{}, nil, fmt.Errorf("tolerance: %w", err)
@@ -201,7 +210,7 @@ func sampleOutput(sink *variantSink, bw *manifests.BundleWriter, c *manifests.Ca
 	var out []manifests.Tensor
 	for _, w := range writes {
 		rel := path.Join(c.ID, w.name+".npy")
-		f, err := bw.Create(rel, false)
+		f, err := sink.w.Create(rel, false)
 		if err != nil {
 			return VariantOutput{}, nil, err
 		}
@@ -252,7 +261,7 @@ func SampleRows(secret []byte, id, name string, rows int64) []int64 {
 // variantSink writes a variant's inputs to the bundle and keeps every
 // other tensor (goldens, truths, aux) in memory, hashed, never written.
 type variantSink struct {
-	w      *manifests.BundleWriter
+	w      Sink
 	inputs func(caseID string) []string
 	mu     sync.Mutex
 	keep   map[string]*memFile
@@ -302,3 +311,40 @@ func (f *memFile) SHA256() string {
 	return hex.EncodeToString(s[:])
 }
 func (f *memFile) Bytes() int64 { return int64(f.buf.Len()) }
+
+// variantsBase recognises a manifest BuildVariants wrote (suite
+// "<suite>.variants", cases "<id>.v0" ... "<id>.v<n-1>" whose info is a
+// VariantInfo of id) and returns the recipe of its base case and n.
+func variantsBase(m *manifests.Manifest) (*manifests.Recipe, int, bool) {
+	name, ok := strings.CutSuffix(m.Suite, ".variants")
+	if !ok || len(m.Cases) == 0 {
+		return nil, 0, false
+	}
+	var base manifests.RecipeCase
+	for i, c := range m.Cases {
+		var vi VariantInfo
+		if json.Unmarshal(c.Info, &vi) != nil || vi.VariantOf == "" || vi.Index != i || c.ID != fmt.Sprintf("%s.v%d", vi.VariantOf, i) {
+			return nil, 0, false
+		}
+		if i == 0 {
+			base = manifests.RecipeCase{ID: vi.VariantOf, Op: c.Op, Split: manifests.SplitBenchmark, Params: c.Params}
+		} else if vi.VariantOf != base.ID || c.Op != base.Op || !sameJSON(c.Params, base.Params) {
+			return nil, 0, false
+		}
+	}
+	r := &manifests.Recipe{Name: name, Version: m.SuiteVersion, SpecVersion: m.SpecVersion, Seed: m.Seed, Cases: []manifests.RecipeCase{base}}
+	return r, len(m.Cases), true
+}
+
+// regenerateVariants rebuilds a variants manifest's inputs, sampled rows
+// and golden hashes from the secret, hashing only.
+func regenerateVariants(ctx context.Context, m *manifests.Manifest, r *manifests.Recipe, n int, o Options) ([]manifests.Problem, error) {
+	if err := checkSecret(m, o.Secret); err != nil {
+		return nil, err
+	}
+	got, err := buildVariants(ctx, r, r.Cases[0].ID, n, o.Secret, HashSink{}, o)
+	if err != nil {
+		return nil, err
+	}
+	return CompareManifests(m, got), nil
+}

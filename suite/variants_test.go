@@ -3,8 +3,10 @@ package suite
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goldset/goldset/manifests"
@@ -97,6 +99,28 @@ func TestVariants(t *testing.T) {
 	}
 	if slices.Equal(SampleRows([]byte("s1"), "mm.v0", "c", 200), SampleRows([]byte("s2"), "mm.v0", "c", 200)) {
 		t.Error("another secret samples the same rows")
+	}
+	// verify --regenerate rebuilds a variants manifest as variants (as
+	// hidden recipe cases it got full goldens and no sampled rows: 10
+	// false problems) and names a changed sampled row or golden hash;
+	// gen --from (RecipeFromManifest) refuses it, naming gen --variants.
+	if probs, err := Regenerate(context.Background(), m, Options{Secret: []byte("s1")}); err != nil || len(probs) != 0 {
+		t.Errorf("regenerate variants: %v %v", err, probs)
+	}
+	if _, err := Regenerate(context.Background(), m, Options{Secret: []byte("s2")}); !errors.Is(err, ErrSecret) {
+		t.Errorf("regenerate with another secret: %v", err)
+	}
+	var bad manifests.Manifest
+	b, _ := json.Marshal(m)
+	json.Unmarshal(b, &bad)
+	bad.Cases[1].Tensor("c.values").SHA256 = strings.Repeat("0", 64)
+	bad.Cases[2].Info = json.RawMessage(strings.Replace(string(bad.Cases[2].Info), `"golden_sha256":"`, `"golden_sha256":"0`, 1))
+	probs, err := Regenerate(context.Background(), &bad, Options{Secret: []byte("s1")})
+	if err != nil || len(probs) != 2 || probs[0].Case != "mm.v1" || probs[0].Tensor != "c.values" || probs[1].Case != "mm.v2" {
+		t.Errorf("tampered variants: %v %v", err, probs)
+	}
+	if _, err := RecipeFromManifest(m); !errors.Is(err, ErrVariants) || !strings.Contains(err.Error(), "--variants 3") {
+		t.Errorf("RecipeFromManifest of variants: %v", err)
 	}
 	if _, err := BuildVariants(context.Background(), r, "mm", 2, nil, nil, Options{}); err == nil {
 		t.Error("no secret accepted")

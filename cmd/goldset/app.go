@@ -111,8 +111,10 @@ func newRootCmd(s *streams) *cobra.Command {
 		Use:   "goldset",
 		Short: "Reproducible inputs and golden outputs for LLM kernels",
 		Long: `goldset builds fixed inputs and golden outputs for LLM-kernel contests (matmul,
-online softmax, reshape_and_cache, GQA paged attention, Quest sparse attention)
-as bundles of .npy files with a manifest, and judges kernel outputs against them.
+online softmax, reshape_and_cache, GQA paged attention, Quest sparse attention,
+unified (mixed-batch) attention and pipeline chains of them, DeepSeek sparse
+attention, MXFP4) as bundles of .npy files with a manifest, and judges kernel
+outputs against them; it also builds and checks LongBench serving workloads.
 
 Exit codes:
   0    ok

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -64,7 +65,8 @@ bandwidth and FLOP rate, peak_fraction per device profile (h200, b200,
 ascend910b), and FAIL for any time below max(bytes / peak bandwidth,
 flops / peak FLOP/s) of the device it ran on (--profile, or the file's
 profile; neither: the lowest floor of all). With --timing, --case and
---output are optional.
+--output are optional; given too, both are judged and --json prints one
+object, the timing report under "timing_result", "ok" covering both.
 
 With --chain ID it judges a pipeline chain (docs/spec.md §14): every
 stage case of every sampled step, each output under its own tolerance, as
@@ -79,17 +81,20 @@ dtype, or a golden failing its sha256, counts as a failure), 2 for an unknown
 case or output name, 1 when a file cannot be read.`,
 		Example: `  goldset compare out/stage2-paged --case pa-edge-g4-bf16 --output out=my_out.npy --output lse=my_lse.npy
   goldset compare out/stage1-basic --case sm-781-fp16 --output y=y.npy --partial
-  goldset compare out/stage1-basic --case mm-512-bf16 --output c=outputs.safetensors
-  goldset compare out/stage1-basic --case mm-512-bf16 --output c=c.bin
+  goldset compare out/stage1-basic --case mm-odd-7x129x781-bf16 --output c=outputs.safetensors
+  goldset compare out/stage1-basic --case mm-odd-7x129x781-bf16 --output c=c.bin
   goldset compare out/stage2-paged --case quest-planted-k8-bf16 \
       --output selected=sel.npy --output out=o.npy --output lse=lse.npy --json
   goldset compare out/stage1-basic --timing timing.json --profile h200
   goldset compare out/stage4-steps --chain qwen3-8b-mixed --dir my_outputs/
   goldset compare out/stage4-steps --chain qwen3-8b-mixed --partial \
-      --output qwen3-8b-mixed.s40.unified_attention/out=o.npy`,
+      --output qwen3-8b-mixed.s22.unified_attention/out=o.npy`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]
+			if o.profile != "" && o.timing == "" {
+				return usagef("--profile is the device whose floor --timing enforces: give --timing FILE too")
+			}
 			if o.chain != "" {
 				if o.caseID != "" {
 					return usagef("give --case or --chain, not both")
@@ -115,6 +120,7 @@ case or output name, 1 when a file cannot be read.`,
 	cmd.Flags().StringVar(&o.timing, "timing", "", "FILE: judge the kernel times in FILE (goldset-timing/1 JSON)")
 	cmd.Flags().StringVar(&o.profile, "profile", "", "device profile whose time floor is enforced (h200, b200, ascend910b)")
 	cmd.RegisterFlagCompletionFunc("case", completeBundleCases)
+	cmd.RegisterFlagCompletionFunc("chain", completeBundleChains)
 	markArgs(cmd, inputDir, "bundle")
 	markPath(cmd, "output", inputFile, "candidate")
 	markPath(cmd, "timing", inputFile, "timing")
@@ -131,6 +137,8 @@ type compareResult struct {
 	Partial bool             `json:"partial"`
 	Skipped []string         `json:"skipped"`
 	Reports []compare.Report `json:"reports"`
+	// Timing is compare --timing's result when outputs are judged too.
+	Timing *timingResult `json:"timing_result,omitempty"`
 }
 
 // candidateSpec is one --output NAME=FILE.
@@ -143,6 +151,13 @@ func parseOutputs(c *manifests.Case, specs []string, partial bool) ([]candidateS
 	for _, t := range c.Tensors {
 		if t.Role == manifests.RoleGolden {
 			graded = append(graded, t.Name)
+		}
+	}
+	if len(graded) == 0 {
+		var vi suite.VariantInfo
+		if json.Unmarshal(c.Info, &vi) == nil && vi.VariantOf != "" {
+			// gen --variants keeps no golden, only sampled rows.
+			return nil, nil, usagef("case %s is replay-proof variant %d of %s: it holds no golden, only sampled rows, which the Python judge checks (goldset.judge_variants, docs/spec.md §13d); compare %s in its own bundle", c.ID, vi.Index, vi.VariantOf, vi.VariantOf)
 		}
 	}
 	var out []candidateSpec
@@ -184,6 +199,15 @@ func runCompare(ctx context.Context, o compareOptions, w, errw io.Writer) error 
 	if o.timing != "" && o.caseID == "" && len(o.outputs) == 0 {
 		return runTiming(o, m, w)
 	}
+	// With outputs too, the timing file is judged first (a bad one is
+	// named before any candidate is read) and reported inside the one
+	// result: --json prints a single object whose ok covers both.
+	var timing *timingResult
+	if o.timing != "" {
+		if timing, err = judgeTiming(o, m); err != nil {
+			return err
+		}
+	}
 	// cobra's wording for a missing required flag (--timing makes both optional)
 	if o.caseID == "" {
 		return usagef(`required flag(s) "case" not set (or judge times with --timing FILE)`)
@@ -218,7 +242,8 @@ func runCompare(ctx context.Context, o compareOptions, w, errw io.Writer) error 
 		}
 		res.Reports = append(res.Reports, rep)
 	}
-	res.OK = res.Status == compare.Pass
+	res.Timing = timing
+	res.OK = res.Status == compare.Pass && (timing == nil || timing.OK)
 	if o.json {
 		if err := writeJSON(w, res); err != nil {
 			return err
@@ -241,12 +266,13 @@ func runCompare(ctx context.Context, o compareOptions, w, errw io.Writer) error 
 			fmt.Fprintf(w, "\nskipped (--partial, not judged): %s\n", strings.Join(skipped, ", "))
 		}
 		fmt.Fprintf(w, "\n%s\n", res.Status)
+		if timing != nil {
+			fmt.Fprintln(w)
+			writeTimingText(w, *timing)
+		}
 	}
-	if res.Status != compare.Pass {
+	if !res.OK {
 		return errFailed
-	}
-	if o.timing != "" {
-		return runTiming(o, m, w)
 	}
 	return nil
 }

@@ -57,6 +57,11 @@ func chainCandidates(m *manifests.Manifest, chain string, specs []string, dir st
 				continue
 			}
 			p := filepath.Join(dir, filepath.FromSlash(key)+".npy")
+			// A stage-case directory reached through a link is refused, as
+			// a bundle's case directory is: no candidate is read via links.
+			if fi, err := os.Lstat(filepath.Dir(p)); err == nil && !fi.IsDir() {
+				return nil, fmt.Errorf("--dir: %s is %s, not a directory (goldset reads no candidate through a link: name its target, or copy it)", filepath.Dir(p), safefile.Kind(fi.Mode()))
+			}
 			if _, err := os.Lstat(p); err == nil {
 				files[key] = p
 			}

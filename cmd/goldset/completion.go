@@ -61,3 +61,22 @@ func completeBundleCases(cmd *cobra.Command, args []string, prefix string) ([]st
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
+
+// completeBundleChains lists the pipeline chain ids of the bundle named by
+// the first argument (compare --chain, negatives --chain).
+func completeBundleChains(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	if len(args) == 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	m, err := manifests.ReadManifest(args[0])
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	var out []string
+	for _, ch := range m.Chains {
+		if strings.HasPrefix(ch.ID, prefix) {
+			out = append(out, ch.ID+"\t"+ch.Kind+" "+ch.Split)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}

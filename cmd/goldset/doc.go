@@ -8,11 +8,13 @@
 // app.go):
 //
 //	0    ok
-//	1    error: unreadable input, I/O failure, not enough free space
+//	1    error: unreadable input, I/O failure, not enough free space, a
+//	     target that is not goldset's (or exists without --overwrite)
 //	2    usage: a bad flag or flag value (--jobs 0, --n 0, --max-len 0, a
 //	     malformed --shard, --split nope), an unknown suite, case, split or
 //	     output name, a missing or misspelled subcommand, JOB_COMPLETION_INDEX
-//	     without GOLDSET_SHARDS, an empty selection
+//	     without GOLDSET_SHARDS, an empty selection, merge --out overlapping
+//	     a shard
 //	3    a verification or comparison that failed: a tensor whose sha256,
 //	     size or header differs, a manifest that is not valid, a candidate of
 //	     the wrong shape or dtype, a golden that fails its sha256, a shard
@@ -25,8 +27,8 @@
 //	     second signal exits at once
 //
 // With --json, gen, merge, verify, compare, diff, list, export, import,
-// longbench build and longbench schedule print JSON objects whose top-level
-// "ok" is true exactly when they exit 0
+// longbench build, longbench schedule, serving check and serving score print
+// JSON objects whose top-level "ok" is true exactly when they exit 0
 // (list: {"ok", "suites"}; list --ops: {"ok", "ops"}; diff: "ok" beside
 // the report's fields), and a command that fails with an error prints
 // {"ok": false, "exit_code": N, "error": "..."} on stdout. A numeric field

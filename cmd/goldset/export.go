@@ -53,7 +53,7 @@ file fails its sha256, 1 otherwise (DIR not empty, a --case the format cannot
 hold, I/O).`,
 		Example: `  goldset export out/stage1-basic --format safetensors --out export/st
   goldset export out/stage2-paged --format flashinfer-trace --out export/fib
-  goldset export out/stage1-basic --format msopst --out export/ascend --case mm-512-bf16`,
+  goldset export out/stage1-basic --format msopst --out export/ascend --case mm-odd-7x129x781-bf16`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.bundle = args[0]

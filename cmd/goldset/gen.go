@@ -249,8 +249,12 @@ func runGen(ctx context.Context, o genOptions, w, errw io.Writer) error {
 		return runGenVariants(ctx, o, opts, w, errw)
 	}
 	if o.from != "" {
-		if len(o.suites) > 0 {
-			return usagef("--from rebuilds one manifest; do not name suites too")
+		if len(o.suites) > 0 || len(o.recipes) > 0 {
+			return usagef("--from rebuilds one manifest; do not name suites or --recipe too")
+		}
+		if len(o.splits) > 0 || o.shard != "" {
+			// They were overridden silently: --from rebuilds every split.
+			return usagef("--from rebuilds the manifest's cases whatever their split: no --split or --shard (--case picks cases)")
 		}
 		return runGenFrom(ctx, o, opts, w, errw)
 	}
@@ -275,6 +279,7 @@ func runGen(ctx context.Context, o genOptions, w, errw io.Writer) error {
 
 // genPlan is what gen is about to write (printed first; --dry-run stops there).
 type genPlan struct {
+	OK        bool            `json:"ok"` // --dry-run --json: true (a short disk is an error object)
 	Bundles   []plannedBundle `json:"bundles"`
 	Bytes     int64           `json:"bytes"`
 	FreeBytes int64           `json:"free_bytes,omitempty"`
@@ -363,14 +368,16 @@ func (p *genPlan) report(o genOptions, w, errw io.Writer) error {
 	if known {
 		p.FreeBytes = free
 	}
-	if o.dryRun && o.json {
+	short := known && free < p.Bytes && !o.noSpace
+	if o.dryRun && o.json && !short {
+		p.OK = true
 		return writeJSON(w, p)
 	}
 	out := errw
-	if o.dryRun {
+	if o.dryRun && !o.json {
 		out = w
 	}
-	if !o.quiet || o.dryRun {
+	if !o.quiet || (o.dryRun && !o.json) {
 		for _, b := range p.Bundles {
 			verb := "write"
 			if b.Replace {
@@ -384,7 +391,7 @@ func (p *genPlan) report(o genOptions, w, errw io.Writer) error {
 		}
 		fmt.Fprintf(out, "goldset: ~%s in total%s\n", humanBytes(p.Bytes), freeNote)
 	}
-	if known && free < p.Bytes && !o.noSpace {
+	if short {
 		return fmt.Errorf("not enough free space under %s: the build needs ~%s, %s is free (name fewer suites, --split, --case)", o.out, humanBytes(p.Bytes), humanBytes(free))
 	}
 	return nil
@@ -433,14 +440,7 @@ func buildBundle(ctx context.Context, r *manifests.Recipe, dir string, opts suit
 	if bw.Replaces != nil {
 		fmt.Fprintf(errw, "goldset: replaced %s (was %s %s, digest %.16s)\n", dir, bw.Replaces.Suite, bw.Replaces.SuiteVersion, bw.Replaces.Digest)
 	}
-	var total int64
-	n := 0
-	for _, c := range m.Cases {
-		for _, t := range c.Tensors {
-			total += t.Bytes
-			n++
-		}
-	}
+	n, total := tensorTotals(m)
 	el := time.Since(start)
 	if asJSON {
 		if err := writeJSON(w, bundleSummary{OK: true, Suite: m.Suite, Version: m.SuiteVersion, Bundle: dir, Digest: m.Digest,
@@ -504,12 +504,40 @@ func runGenFrom(ctx context.Context, o genOptions, opts suite.Options, w, errw i
 		opts.Splits = append(opts.Splits, manifests.SplitHidden)
 	}
 	opts.Shard = suite.Shard{}
-	dir := filepath.Join(o.out, want.Suite)
-	got, err := buildBundle(ctx, r, dir, opts, o.quiet, o.json, o.noFsync, o.overwrite, w, errw)
+	// The plan, its space check and --dry-run, as for named suites.
+	plan, err := planGen([]*manifests.Recipe{r}, o, opts)
 	if err != nil {
 		return err
 	}
+	if err := plan.report(o, w, errw); err != nil || o.dryRun {
+		return err
+	}
+	dir := filepath.Join(o.out, want.Suite)
+	sumW := w
+	if o.json {
+		sumW = io.Discard // one JSON object below, its ok covering the hash check
+	}
+	got, err := buildBundle(ctx, r, dir, opts, o.quiet, o.json, o.noFsync, o.overwrite, sumW, errw)
+	if err != nil {
+		return err
+	}
+	if len(o.cases) > 0 {
+		want = selectedCases(want, o.cases) // --case rebuilt only those
+	}
 	probs := suite.CompareManifests(want, got)
+	if o.json {
+		if probs == nil {
+			probs = []manifests.Problem{}
+		}
+		n, _ := tensorTotals(got)
+		if err := writeJSON(w, verifyResult{Bundle: dir, Digest: got.Digest, Tensors: n, OK: len(probs) == 0, Problems: probs}); err != nil {
+			return err
+		}
+		if len(probs) > 0 {
+			return errFailed
+		}
+		return nil
+	}
 	if len(probs) > 0 {
 		fmt.Fprintf(w, "FAIL rebuilt bundle differs from %s in %d place(s):\n", o.from, len(probs))
 		for _, p := range probs {
@@ -517,8 +545,34 @@ func runGenFrom(ctx context.Context, o genOptions, opts suite.Options, w, errw i
 		}
 		return errFailed
 	}
+	if len(o.cases) > 0 {
+		fmt.Fprintf(w, "OK every tensor hash of %s's %s reproduced\n", o.from, strings.Join(o.cases, ", "))
+		return nil
+	}
 	fmt.Fprintf(w, "OK every tensor hash of %s reproduced\n", o.from)
 	return nil
+}
+
+// selectedCases is a copy of m holding only the recipe cases ids names: a
+// plain case by its id, a pipeline chain's stage cases by the chain's id.
+func selectedCases(m *manifests.Manifest, ids []string) *manifests.Manifest {
+	sel := *m
+	sel.Cases, sel.Chains = nil, nil
+	for _, c := range m.Cases {
+		id := c.ID
+		if c.Chain != nil {
+			id = c.Chain.ID
+		}
+		if slices.Contains(ids, id) {
+			sel.Cases = append(sel.Cases, c)
+		}
+	}
+	for _, ch := range m.Chains {
+		if slices.Contains(ids, ch.ID) {
+			sel.Chains = append(sel.Chains, ch)
+		}
+	}
+	return &sel
 }
 
 func regenerateProblems(ctx context.Context, m *manifests.Manifest, secretFile string, jobs int) ([]manifests.Problem, error) {

@@ -25,7 +25,7 @@ func newInspectCmd(s *streams) *cobra.Command {
 		Use:   "inspect BUNDLE",
 		Short: "Show a bundle's cases, tensors, shapes, dtypes, sizes and tolerances",
 		Example: `  goldset inspect out/stage1-basic
-  goldset inspect out/stage2-paged --case pa-l129-g4-bf16
+  goldset inspect out/stage2-paged --case pa-edge-g4-bf16
   goldset inspect out/stage1-basic/manifest.json --json | jq '.cases[].id'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -63,12 +63,7 @@ func runInspect(ctx context.Context, o inspectOptions, w io.Writer) error {
 		_, err = w.Write(b)
 		return err
 	}
-	var total int64
-	for _, c := range m.Cases {
-		for _, t := range c.Tensors {
-			total += t.Bytes
-		}
-	}
+	_, total := tensorTotals(m)
 	fmt.Fprintf(w, "suite    %s %s (spec %d, %s, seed %d)\n", m.Suite, m.SuiteVersion, m.SpecVersion, m.Generator, m.Seed)
 	if m.Shard != "" {
 		fmt.Fprintf(w, "shard    %s\n", m.Shard)

@@ -96,6 +96,8 @@ func TestJSONHasOK(t *testing.T) {
 		{"diff identical", []string{"diff", b, b, "--json"}, 0},
 		{"diff different", []string{"diff", b, filepath.Join(other, "stage1-basic"), "--json"}, exitMismatch},
 		{"list error", []string{"list", "no-such-suite", "--json"}, exitUsage},
+		{"gen dry run", []string{"gen", "stage1-basic", "--case", "sm-781-bf16", "--dry-run", "--json", "--out", filepath.Join(other, "dry")}, 0},
+		{"gen from", []string{"gen", "--from", filepath.Join(b, "manifest.json"), "--json", "--out", filepath.Join(other, "from")}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errs := run(t, tc.args...)

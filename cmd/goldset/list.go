@@ -76,6 +76,9 @@ type opsResult struct {
 
 func runList(ctx context.Context, o listOptions, w io.Writer) error {
 	if o.ops {
+		if len(o.suites) > 0 || o.cases {
+			return usagef("--ops lists every op: it takes no SUITE and no --cases")
+		}
 		return listOps(o, w)
 	}
 	all, err := manifests.Suites()

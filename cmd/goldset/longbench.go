@@ -225,17 +225,19 @@ func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Write
 			return err
 		}
 	}
+	var stepsDir string
 	if o.stepsSuite {
 		r, err := stage4Recipe(res)
 		if err != nil {
 			return err
 		}
-		if _, err := buildBundle(ctx, r, filepath.Join(o.out, "kernels", r.Name), suite.Options{Jobs: o.jobs, Provenance: provenance(strings.Join(os.Args, " "))}, o.quiet, false, false, false, errw, errw); err != nil {
+		stepsDir = filepath.Join(o.out, "kernels", r.Name)
+		if _, err := buildBundle(ctx, r, stepsDir, suite.Options{Jobs: o.jobs, Provenance: provenance(strings.Join(os.Args, " "))}, o.quiet, false, false, false, errw, errw); err != nil {
 			return err
 		}
 	}
 	if o.json {
-		return writeJSON(w, longbenchResult{OK: true, Out: res.Out, Stats: res.Stats, Lengths: res.Lengths, KernelSuite: kernelDir,
+		return writeJSON(w, longbenchResult{OK: true, Out: res.Out, Stats: res.Stats, Lengths: res.Lengths, KernelSuite: kernelDir, StepsSuite: stepsDir,
 			WorkloadDigest: res.Manifest.WorkloadDigest, MaxTotalTokens: maxTotal(res.Manifest), ContextLen: res.Manifest.Recipe.ContextLen,
 			Files: res.Manifest.Files, TokenizerVerified: tok.Verified()})
 	}
@@ -255,6 +257,9 @@ func runLongbenchBuild(ctx context.Context, o longbenchOptions, w, errw io.Write
 	if kernelDir != "" {
 		fmt.Fprintf(w, "kernel suite -> %s\n", kernelDir)
 	}
+	if stepsDir != "" {
+		fmt.Fprintf(w, "steps suite -> %s\n", stepsDir)
+	}
 	return nil
 }
 
@@ -264,6 +269,7 @@ type longbenchResult struct {
 	Stats             longbench.Stats          `json:"stats"`
 	Lengths           []int                    `json:"lengths"`
 	KernelSuite       string                   `json:"kernel_suite,omitempty"`
+	StepsSuite        string                   `json:"steps_suite,omitempty"` // --steps-suite's stage4-steps bundle
 	WorkloadDigest    string                   `json:"workload_digest"`
 	MaxTotalTokens    int                      `json:"max_total_tokens"`
 	ContextLen        int                      `json:"context_len"`

@@ -7,8 +7,11 @@ import (
 	"github.com/goldset/goldset/internal/testenv"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/npy"
@@ -48,6 +51,65 @@ func TestHelpHasExamples(t *testing.T) {
 		code, out, _ := run(t, append(strings.Fields(cmd), "--help")...)
 		if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "goldset ") {
 			t.Errorf("%s --help: exit %d, no examples:\n%s", cmd, code, out)
+		}
+	}
+}
+
+// TestExamplesNameRealCases: every runnable command but completion, help
+// and version has examples, and every --case, --chain and stage case id an
+// example names is a case of an embedded suite (mm-512-bf16,
+// pa-l129-g4-bf16 and step s40 of qwen3-8b-mixed were not: copied, they
+// failed with "no such case").
+func TestExamplesNameRealCases(t *testing.T) {
+	ids := map[string]bool{}
+	all, err := manifests.Suites()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range all {
+		for _, c := range r.Cases {
+			ids[c.ID] = true
+		}
+	}
+	caseRE := regexp.MustCompile(`--(?:case|chain)[ =]([A-Za-z0-9][A-Za-z0-9._-]*)`)
+	stageRE := regexp.MustCompile(`\b([a-z0-9-]+)\.s([0-9]+)\.(?:reshape_and_cache|unified_attention|quest)\b`)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		name := c.CommandPath()
+		if !c.Runnable() || c.HasSubCommands() || c.Name() == "help" || c.Name() == "version" || strings.Contains(name, "completion") {
+			return
+		}
+		if !strings.Contains(c.Example, "goldset ") {
+			t.Errorf("%s has no examples", name)
+		}
+		for _, m := range caseRE.FindAllStringSubmatch(c.Example, -1) {
+			if !ids[m[1]] {
+				t.Errorf("%s: example names case %q, which no embedded suite has", name, m[1])
+			}
+		}
+		for _, m := range stageRE.FindAllStringSubmatch(c.Example, -1) {
+			if !ids[m[1]] {
+				t.Errorf("%s: example names stage %q of unknown chain %q", name, m[0], m[1])
+			}
+		}
+	}
+	walk(newRootCmd(&streams{}))
+	// Step numbers: the stage ids a public chain has.
+	dir := t.TempDir()
+	if code, _, stderr := run(t, "gen", "stage4-steps", "--case", "qwen3-8b-mixed", "--out", dir, "-q"); code != 0 {
+		t.Fatalf("gen: %d %s", code, stderr)
+	}
+	m, err := manifests.ReadManifest(filepath.Join(dir, "stage4-steps"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, _ := newRootCmd(&streams{}).Find([]string{"compare"})
+	for _, s := range stageRE.FindAllString(c.Example, -1) {
+		if m.Case(s) == nil {
+			t.Errorf("compare's example names stage case %s, which the built chain does not have", s)
 		}
 	}
 }
@@ -139,7 +201,30 @@ func TestGenFromManifestAndDiff(t *testing.T) {
 	dir := t.TempDir()
 	b := small(t, dir)
 	rebuilt := filepath.Join(dir, "rebuilt")
-	code, out, errs := run(t, "gen", "--from", filepath.Join(b, "manifest.json"), "--out", rebuilt, "-q")
+	// --dry-run prints the plan and writes nothing (it used to rebuild).
+	code, out, errs := run(t, "gen", "--from", filepath.Join(b, "manifest.json"), "--out", rebuilt, "--dry-run")
+	if _, err := os.Stat(rebuilt); code != 0 || err == nil || !strings.Contains(out, "will write "+filepath.Join(rebuilt, "stage1-basic")) {
+		t.Fatalf("gen --from --dry-run: exit %d, wrote %v: %s %s", code, err == nil, out, errs)
+	}
+	// --json: one object (the "reproduced" line used to follow the
+	// summary on stdout), ok covering the hash check.
+	code, out, errs = run(t, "gen", "--from", filepath.Join(b, "manifest.json"), "--out", filepath.Join(dir, "rebuilt-json"), "--json")
+	var fromRes verifyResult
+	if err := json.Unmarshal([]byte(out), &fromRes); err != nil || code != 0 || !fromRes.OK || fromRes.Tensors != 9 {
+		t.Errorf("gen --from --json: exit %d, %v: %s %s", code, err, out, errs)
+	}
+	// --case rebuilds and checks only that case (it failed the others as
+	// "case not rebuilt", after writing the subset).
+	code, out, errs = run(t, "gen", "--from", filepath.Join(b, "manifest.json"), "--case", "sm-781-bf16", "--out", filepath.Join(dir, "rebuilt-case"), "-q")
+	if code != 0 || !strings.Contains(out, "reproduced") {
+		t.Errorf("gen --from --case: exit %d %s %s", code, out, errs)
+	}
+	for _, extra := range [][]string{{"--recipe", filepath.Join(b, "manifest.json")}, {"--split", "public"}, {"--shard", "1/2"}} {
+		if code, _, errs := run(t, append([]string{"gen", "--from", filepath.Join(b, "manifest.json"), "--out", rebuilt}, extra...)...); code != exitUsage {
+			t.Errorf("gen --from with %v (ignored before): exit %d %s", extra, code, errs)
+		}
+	}
+	code, out, errs = run(t, "gen", "--from", filepath.Join(b, "manifest.json"), "--out", rebuilt, "-q")
 	if code != 0 || !strings.Contains(out, "reproduced") {
 		t.Fatalf("gen --from: %d %s %s", code, out, errs)
 	}

@@ -76,14 +76,7 @@ func runMerge(ctx context.Context, o mergeOptions, w, errw io.Writer) error {
 	case err != nil:
 		return err
 	}
-	n := 0
-	var total int64
-	for _, c := range m.Cases {
-		for _, t := range c.Tensors {
-			n++
-			total += t.Bytes
-		}
-	}
+	n, total := tensorTotals(m)
 	if o.json {
 		return writeJSON(w, bundleSummary{OK: true, Suite: m.Suite, Version: m.SuiteVersion, Bundle: o.out, Digest: m.Digest, Cases: len(m.Cases), Tensors: n, Bytes: total})
 	}

@@ -77,6 +77,7 @@ reshape_and_cache. --check judges each and requires that first divergence.`,
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the list of controls as JSON")
 	cmd.Flags().BoolVar(&o.overwrite, "overwrite", false, "write into a DIR that holds controls from an earlier run")
 	cmd.RegisterFlagCompletionFunc("case", completeBundleCases)
+	cmd.RegisterFlagCompletionFunc("chain", completeBundleChains)
 	cmd.MarkFlagRequired("out")
 	markArgs(cmd, inputDir, "bundle")
 	markPath(cmd, "out", output, "")

@@ -442,7 +442,7 @@ func TestReproGenDefaultPlan(t *testing.T) {
 	dir := t.TempDir()
 	code, out, _ := run(t, "gen", "--dry-run", "--out", dir, "--json")
 	var plan genPlan
-	if code != 0 || json.Unmarshal([]byte(out), &plan) != nil {
+	if code != 0 || json.Unmarshal([]byte(out), &plan) != nil || !plan.OK {
 		t.Fatalf("gen --dry-run --json: exit %d %s", code, out)
 	}
 	var names []string

@@ -247,10 +247,10 @@ func (o scheduleOptions) openOut() (*stepsOut, error) {
 	}
 	if fi, err := os.Lstat(o.out); err == nil {
 		if !o.overwrite {
-			return nil, usagef("--out %s exists (--overwrite replaces a previous schedule output)", o.out)
+			return nil, fmt.Errorf("--out %s exists (--overwrite replaces a previous schedule output)", o.out)
 		}
 		if !fi.Mode().IsRegular() || !isStepsFile(o.out) {
-			return nil, usagef("--out %s is not a schedule output (its first line is not a step); not replacing it", o.out)
+			return nil, fmt.Errorf("--out %s is not a schedule output (its first line is not a step); not replacing it", o.out)
 		}
 	}
 	f, err := os.CreateTemp(filepath.Dir(o.out), "."+filepath.Base(o.out)+".tmp-")

@@ -85,8 +85,9 @@ func TestLongbenchScheduleCLI(t *testing.T) {
 			t.Errorf("text summary lacks %q:\n%s", want, stdout)
 		}
 	}
-	// --out is never replaced without --overwrite, and never when it is not ours.
-	if code, _, stderr := run(t, append(args, "--out", out)...); code != 2 || !strings.Contains(stderr, "exists") {
+	// --out is never replaced without --overwrite, and never when it is not
+	// ours: exit 1, as gen's and export's refusals (doc.go's table).
+	if code, _, stderr := run(t, append(args, "--out", out)...); code != 1 || !strings.Contains(stderr, "exists") {
 		t.Errorf("existing out: exit %d %s", code, stderr)
 	}
 	code, stdout, _ = run(t, append(args, "--out", out, "--overwrite", "--max-steps", "2", "--json")...)
@@ -95,7 +96,7 @@ func TestLongbenchScheduleCLI(t *testing.T) {
 	}
 	other := filepath.Join(dir, "notes.txt")
 	os.WriteFile(other, []byte("keep me\n"), 0o644)
-	if code, _, stderr := run(t, append(args, "--out", other, "--overwrite")...); code != 2 || !strings.Contains(stderr, "not a schedule output") {
+	if code, _, stderr := run(t, append(args, "--out", other, "--overwrite")...); code != 1 || !strings.Contains(stderr, "not a schedule output") {
 		t.Errorf("foreign out: exit %d %s", code, stderr)
 	}
 	if b, _ := os.ReadFile(other); string(b) != "keep me\n" {

@@ -20,7 +20,7 @@ import (
 func newServingCmd(s *streams) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "serving",
-		Short: "Check that a vLLM/SGLang benchmark result ran a workload, report it, size its KV cache",
+		Short: "Check that a vLLM/SGLang benchmark result ran a workload, report it, size its KV cache, score its texts",
 		Long: `serving reads the result files of vLLM's and SGLang's benchmark clients and
 proves them against a workload built by "goldset longbench build": check says
 whether a run sent exactly the workload's requests with its lengths, report

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/goldset/goldset/internal/safefile"
@@ -20,40 +21,18 @@ type timingResult struct {
 	Cases   []judge.CaseResult `json:"cases"`
 }
 
-// runTiming judges o.timing against m (compare --timing).
+// runTiming judges o.timing against m (compare --timing) and prints it.
 func runTiming(o compareOptions, m *manifests.Manifest, w io.Writer) error {
-	// A regular file only (a FIFO would block), size checked before reading:
-	// an unreadable input, exit 1.
-	b, err := safefile.ReadFile(o.timing, judge.MaxTimingBytes)
+	res, err := judgeTiming(o, m)
 	if err != nil {
-		return fmt.Errorf("timing: %w", err)
-	}
-	t, err := judge.ParseTiming(o.timing, b)
-	if err != nil {
-		return usagef("%v", err)
-	}
-	if o.profile != "" {
-		if _, err := judge.LookupProfile(o.profile); err != nil {
-			return usagef("--profile: %v", err)
-		}
-		t.Profile = o.profile
-	}
-	cases, err := judge.Judge(m, t)
-	if err != nil {
-		return usagef("%s: %v", o.timing, err)
-	}
-	res := timingResult{OK: true, Bundle: o.bundle, Timing: o.timing, Profile: t.Profile, Device: t.Device, Kernel: t.Kernel, Cases: cases}
-	for _, c := range cases {
-		if c.Status != "PASS" {
-			res.OK = false
-		}
+		return err
 	}
 	if o.json {
 		if err := writeJSON(w, res); err != nil {
 			return err
 		}
 	} else {
-		writeTimingText(w, res)
+		writeTimingText(w, *res)
 	}
 	if !res.OK {
 		return errFailed
@@ -61,8 +40,43 @@ func runTiming(o compareOptions, m *manifests.Manifest, w io.Writer) error {
 	return nil
 }
 
+// judgeTiming reads and judges o.timing against m.
+func judgeTiming(o compareOptions, m *manifests.Manifest) (*timingResult, error) {
+	// A regular file only (a FIFO would block), size checked before reading:
+	// an unreadable input, exit 1.
+	b, err := safefile.ReadFile(o.timing, judge.MaxTimingBytes)
+	if err != nil {
+		return nil, fmt.Errorf("timing: %w", err)
+	}
+	t, err := judge.ParseTiming(o.timing, b)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	if o.profile != "" {
+		if _, err := judge.LookupProfile(o.profile); err != nil {
+			return nil, usagef("--profile: %v", err)
+		}
+		t.Profile = o.profile
+	}
+	cases, err := judge.Judge(m, t)
+	if err != nil {
+		return nil, usagef("%s: %v", o.timing, err)
+	}
+	res := timingResult{OK: true, Bundle: o.bundle, Timing: o.timing, Profile: t.Profile, Device: t.Device, Kernel: t.Kernel, Cases: cases}
+	for _, c := range cases {
+		if c.Status != "PASS" {
+			res.OK = false
+		}
+	}
+	return &res, nil
+}
+
 func writeTimingText(w io.Writer, res timingResult) {
-	fmt.Fprintf(w, "timing %s (%s %s) against %s\n", res.Timing, res.Device, res.Kernel, res.Bundle)
+	fmt.Fprintf(w, "timing %s", res.Timing)
+	if about := strings.TrimSpace(res.Device + " " + res.Kernel); about != "" {
+		fmt.Fprintf(w, " (%s)", about) // both are optional in the file
+	}
+	fmt.Fprintf(w, " against %s\n", res.Bundle)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "case\top\tmedian ms [95%% CI]\tGB/s\tTFLOP/s\tpeak_fraction h200 b200 910b\tstatus\n")
 	for _, c := range res.Cases {

@@ -10,8 +10,27 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goldset/goldset/manifests"
 	"github.com/spf13/pflag"
 )
+
+// tensorTotals counts a manifest's tensor entries and the bytes of its
+// files. A pipeline chain lists an earlier stage's golden cache again as a
+// later stage's input (the same file), so bytes count each path once: the
+// bundle's size on disk, not twice its caches.
+func tensorTotals(m *manifests.Manifest) (n int, bytes int64) {
+	seen := map[string]bool{}
+	for _, c := range m.Cases {
+		for _, t := range c.Tensors {
+			n++
+			if !seen[t.Path] {
+				seen[t.Path] = true
+				bytes += t.Bytes
+			}
+		}
+	}
+	return n, bytes
+}
 
 // bundleDir returns the bundle directory for a path naming the directory or
 // its manifest.json. Anything else (a FIFO, a link to a file) is returned

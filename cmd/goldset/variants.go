@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 
+	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/suite"
 )
 
@@ -21,6 +24,12 @@ func runGenVariants(ctx context.Context, o genOptions, opts suite.Options, w, er
 	if len(opts.Secret) == 0 {
 		return usagef("--variants needs a secret (--secret-file or $GOLDSET_HIDDEN_SECRET): the variants' inputs and sampled rows derive from it")
 	}
+	switch {
+	case opts.Shard.Count > 1:
+		return usagef("--variants builds each case's variants whole: no --shard (nor $JOB_COMPLETION_INDEX/$SLURM_ARRAY_TASK_ID with $GOLDSET_SHARDS)")
+	case opts.Compress:
+		return usagef("--variants writes its tensors uncompressed: no --compress")
+	}
 	recipes, err := selectRecipes(o, opts)
 	if err != nil {
 		return err
@@ -29,6 +38,22 @@ func runGenVariants(ctx context.Context, o genOptions, opts suite.Options, w, er
 		return usagef("--variants needs exactly one suite")
 	}
 	r := recipes[0]
+	if o.dryRun {
+		for _, id := range o.cases {
+			if !slices.ContainsFunc(r.Cases, func(c manifests.RecipeCase) bool { return c.ID == id }) {
+				return usagef("suite %s has no case %q (goldset list %s --cases)", r.Name, id, r.Name)
+			}
+			dir := filepath.Join(o.out, r.Name+".variants."+id)
+			if o.json {
+				if err := writeJSON(w, map[string]any{"ok": true, "dry_run": true, "dir": dir, "case": id, "variants": o.variants}); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(w, "goldset: will write %s (%d variants of %s %s)\n", dir, o.variants, r.Name, id)
+			}
+		}
+		return nil
+	}
 	for _, id := range o.cases {
 		dir := filepath.Join(o.out, r.Name+".variants."+id)
 		bw, err := createBundle(dir, r.Name+".variants", o.overwrite, errw)
@@ -45,6 +70,9 @@ func runGenVariants(ctx context.Context, o genOptions, opts suite.Options, w, er
 		}
 		if err != nil {
 			bw.Abort()
+			if errors.Is(err, suite.ErrVariants) {
+				return usageError{err} // a case variants cannot take
+			}
 			return err
 		}
 		if o.json {
