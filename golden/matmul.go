@@ -185,15 +185,28 @@ func matmulNK[A float32 | float64](dst []float64, a []A, b []float32, scratch []
 // matmulABlock bounds, in elements, the float64 copy of float32 A rows
 // that tilePanels converts once and every panel then reads (1 MiB: it
 // stays in a core's L2 while the panels pass over it).
-const matmulABlock = 1 << 17
+const matmulABlock = 1 << 20
+
+// packBlock is the number of values of k packF32 moves per block of an
+// [n, k] B.
+const packBlock = 64
 
 // packF32 packs float32 B ([k, n], or [n, k] when bNK) for tilePanels.
 func packF32(b []float32, k, n int, bNK bool) func(panel []float64, j0, cols int) {
 	return func(panel []float64, j0, cols int) {
 		if bNK {
-			for c := range cols {
-				for p, v := range b[(j0+c)*k : (j0+c+1)*k] {
-					panel[p*16+c] = float64(v)
+			// Blocks of packBlock values of k: the panel rows they fill
+			// (8 KiB) stay in L1 while the 16 rows of B pass over them,
+			// where whole rows would scatter each row's stores over the
+			// whole panel (16 passes over k*128 bytes).
+			for p0 := 0; p0 < k; p0 += packBlock {
+				p1 := min(k, p0+packBlock)
+				dst := panel[p0*16 : p1*16]
+				for c := range cols {
+					row := b[(j0+c)*k+p0 : (j0+c)*k+p1]
+					for i, v := range row {
+						dst[i*16+c] = float64(v)
+					}
 				}
 			}
 			return
