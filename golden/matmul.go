@@ -191,7 +191,7 @@ const matmulABlock = 1 << 17
 // all of B again, and at k = 4096 a 1 MiB block is 32 rows, so a 4096^3
 // product re-read B (64 MiB, from DRAM) 128 times and spent more time
 // packing than multiplying; 8 MiB blocks cut that 8x (4096^3 NK on 2
-// cores: 2.5 -> 1.35 s a product, measured under load 2.3-2.9). The
+// busy cores: 1.2-2.7 s -> 0.76-1.37 s a product). The
 // other callers (DSA indexer chunks, MXFP4 GEMMs) call it per chunk or per
 // expert, where a larger block would only allocate more per call.
 const matmulABlockLarge = 1 << 20
