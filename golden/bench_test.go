@@ -60,7 +60,7 @@ func BenchmarkMatmul(b *testing.B) {
 	for _, s := range []struct {
 		m, k, n int
 		nk      bool
-	}{{1, 4096, 4096, false}, {1, 4096, 4096, true}, {512, 4096, 1024, false}, {512, 4096, 1024, true}} {
+	}{{1, 4096, 4096, false}, {1, 4096, 4096, true}, {512, 4096, 1024, false}, {512, 4096, 1024, true}, {4096, 4096, 4096, true}} {
 		layout := "KN"
 		if s.nk {
 			layout = "NK"

@@ -16,7 +16,7 @@ func TestMatmulTileMatchesScalar(t *testing.T) {
 		t.Skip("no AVX-512 on this CPU: the scalar kernels are the only path")
 	}
 	rng := rand.New(rand.NewPCG(8, 9))
-	for _, sh := range [][3]int{{4, 1, 16}, {5, 7, 17}, {8, 64, 48}, {13, 33, 31}, {4, 300, 16}, {7, 129, 70}, {9, 40, 33}, {18, 20000, 17}} {
+	for _, sh := range [][3]int{{4, 1, 16}, {5, 7, 17}, {8, 64, 48}, {13, 33, 31}, {4, 300, 16}, {7, 129, 70}, {9, 40, 33}, {18, 20000, 17}, {37, 70000, 18}} {
 		m, k, n := sh[0], sh[1], sh[2]
 		a := make([]float32, m*k)
 		b := make([]float32, k*n)

@@ -69,6 +69,17 @@ func Exp(x float64) float64 {
 	poly = float64(t * (p1 + poly))
 	c := r - poly
 	y := 1 - ((lo - float64(r*c)/(2-c)) - hi)
+	return scale2(y, k)
+}
+
+// scale2 returns y * 2**k for the y of Exp (finite, in [0.5, 2)): where the
+// result is a normal number the exponent field takes k directly (an exact
+// scaling, the bits of math.Ldexp without its checks, which cost Exp a
+// third of its time); elsewhere math.Ldexp, which rounds subnormals.
+func scale2(y float64, k int) float64 {
+	if k > -1000 && k < 1000 {
+		return math.Float64frombits(math.Float64bits(y) + uint64(int64(k))<<52)
+	}
 	return math.Ldexp(y, k)
 }
 

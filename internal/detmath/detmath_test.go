@@ -135,3 +135,38 @@ func TestExpHighPrecision(t *testing.T) {
 		}
 	}
 }
+
+// TestScale2MatchesLdexp: the exponent-field shortcut has math.Ldexp's bits
+// for every k Exp produces and y across Exp's range (both ends included).
+func TestScale2MatchesLdexp(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	ys := []float64{0.5, math.Nextafter(1, 0), 1, math.Sqrt2 / 2, math.Sqrt2, math.Nextafter(2, 0)}
+	for range 2000 {
+		ys = append(ys, 0.5+1.5*r.Float64())
+	}
+	for _, y := range ys {
+		for k := -1100; k <= 1100; k++ {
+			if got, want := scale2(y, k), math.Ldexp(y, k); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("scale2(%v, %d) = %v, math.Ldexp = %v", y, k, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkExp: independent arguments, as softmax rows and attention
+// scores call it.
+func BenchmarkExp(b *testing.B) {
+	xs := make([]float64, 4096)
+	ys := make([]float64, len(xs))
+	r := rand.New(rand.NewPCG(13, 14))
+	for i := range xs {
+		xs[i] = -20 * r.Float64()
+	}
+	b.SetBytes(int64(8 * len(xs)))
+	b.ReportAllocs()
+	for b.Loop() {
+		for i, x := range xs {
+			ys[i] = Exp(x)
+		}
+	}
+}
