@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/goldset/goldset/internal/dtype"
+	"github.com/goldset/goldset/internal/newfile"
 	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/npy"
 )
@@ -289,39 +290,12 @@ func (e *exporter) writeFile(rel, caseID string, tensors []string, fill func(w i
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
-	h := sha256.New()
-	bw := bufio.NewWriterSize(io.MultiWriter(f, h), 256<<10)
-	cw := &countWriter{w: bw}
-	err = fill(cw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	d, err := newfile.Write(p, 256<<10, fill)
 	if err != nil {
 		return fmt.Errorf("export: %s: %w", rel, err)
 	}
-	e.files = append(e.files, File{Path: rel, Bytes: cw.n, SHA256: hex.EncodeToString(h.Sum(nil)), Case: caseID, Tensors: tensors})
+	e.files = append(e.files, File{Path: rel, Bytes: d.Bytes, SHA256: d.SHA256, Case: caseID, Tensors: tensors})
 	return nil
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // copyTensor streams the data of a bundle tensor (after its .npy header)

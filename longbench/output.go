@@ -1,11 +1,8 @@
 package longbench
 
 import (
-	"bufio"
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/goldset/goldset/internal/newfile"
 	"github.com/goldset/goldset/internal/shutdown"
 	"github.com/goldset/goldset/npy"
 )
@@ -248,38 +246,11 @@ func writeOutputs(dir string, prompts []Prompt, m *Manifest, tok Tokenizer, noTh
 // writeFile creates path, streams fn's output through a buffer and a hash,
 // and syncs it.
 func writeFile(path string, fn func(io.Writer) error) (FileDigest, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return FileDigest{}, fmt.Errorf("longbench: create %s: %w", path, err)
-	}
-	h := sha256.New()
-	cw := &countingWriter{w: io.MultiWriter(f, h)}
-	bw := bufio.NewWriterSize(cw, 1<<20)
-	err = fn(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	d, err := newfile.Write(path, 1<<20, fn)
 	if err != nil {
 		return FileDigest{}, fmt.Errorf("longbench: write %s: %w", path, err)
 	}
-	return FileDigest{SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: cw.n}, nil
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	return FileDigest{SHA256: d.SHA256, Bytes: d.Bytes}, nil
 }
 
 // jsonLine encodes v without HTML escaping (so "<|im_start|>" stays

@@ -133,11 +133,8 @@ func runNegatives(ctx context.Context, o negativesOptions, w io.Writer) error {
 		}
 		res = append(res, r)
 	}
-	b, err := json.MarshalIndent(res, "", "  ")
+	b, err := writeControlsJSON(o.out, res)
 	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(o.out, "controls.json"), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
 	if o.json {
@@ -206,4 +203,14 @@ func writeControl(path string, o suite.ControlOutput) error {
 	data := make([]byte, n)
 	dt.Encode(data, o.Values)
 	return npy.WriteFile(path, npy.Header{Descr: dt.Descr(), Shape: o.Shape}, data)
+}
+
+// writeControlsJSON writes the controls' results as DIR/controls.json (the
+// file a later run with --overwrite recognises) and returns its bytes.
+func writeControlsJSON(dir string, res any) ([]byte, error) {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return b, os.WriteFile(filepath.Join(dir, "controls.json"), append(b, '\n'), 0o644)
 }

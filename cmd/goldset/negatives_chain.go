@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/goldset/goldset/manifests"
@@ -76,11 +74,8 @@ func runNegativesChain(ctx context.Context, o negativesOptions, w io.Writer) err
 		}
 		res = append(res, r)
 	}
-	b, err := json.MarshalIndent(res, "", "  ")
+	b, err := writeControlsJSON(o.out, res)
 	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(o.out, "controls.json"), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
 	if o.json {

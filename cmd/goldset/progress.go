@@ -72,13 +72,13 @@ func (p *progress) finish() {
 	}
 }
 
-// byteProgress reports a long read (verify, merge, compare) on stderr: a
-// rewritten line on a terminal, a line every few seconds otherwise, nothing
-// when quiet or when the work ends within a second.
-type byteProgress struct {
+// lineProgress is the throttle and terminal handling every progress
+// report shares: a rewritten line on a terminal (every 100 ms), a line
+// every few seconds otherwise, nothing when quiet or within the first
+// second.
+type lineProgress struct {
 	mu    sync.Mutex
 	w     io.Writer
-	what  string
 	quiet bool
 	tty   bool
 	start time.Time
@@ -86,13 +86,14 @@ type byteProgress struct {
 	shown bool
 }
 
-func newByteProgress(w io.Writer, what string, quiet bool) *byteProgress {
+func newLineProgress(w io.Writer, quiet bool) lineProgress {
 	now := time.Now()
-	return &byteProgress{w: w, what: what, quiet: quiet, start: now, last: now, tty: isTerminal(w)}
+	return lineProgress{w: w, quiet: quiet, start: now, last: now, tty: isTerminal(w)}
 }
 
-func (p *byteProgress) update(done, total int64) {
-	if p == nil || p.quiet {
+// show prints line() when a report is due; line is not called otherwise.
+func (p *lineProgress) show(line func() string) {
+	if p.quiet {
 		return
 	}
 	p.mu.Lock()
@@ -106,23 +107,42 @@ func (p *byteProgress) update(done, total int64) {
 		return
 	}
 	p.last = now
-	pct := 100.0
-	if total > 0 {
-		pct = 100 * float64(done) / float64(total)
-	}
-	line := fmt.Sprintf("%s: %s of %s (%.0f%%)", p.what, humanBytes(done), humanBytes(total), pct)
 	if p.tty {
-		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		fmt.Fprintf(p.w, "\r\033[K%s", line())
 		p.shown = true
 		return
 	}
-	fmt.Fprintln(p.w, line)
+	fmt.Fprintln(p.w, line())
 }
 
-func (p *byteProgress) finish() {
+// finish clears a rewritten line.
+func (p *lineProgress) finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tty && p.shown {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// byteProgress reports a long read (verify, merge, compare) on stderr.
+type byteProgress struct {
+	lineProgress
+	what string
+}
+
+func newByteProgress(w io.Writer, what string, quiet bool) *byteProgress {
+	return &byteProgress{lineProgress: newLineProgress(w, quiet), what: what}
+}
+
+func (p *byteProgress) update(done, total int64) {
+	if p == nil {
+		return
+	}
+	p.show(func() string {
+		pct := 100.0
+		if total > 0 {
+			pct = 100 * float64(done) / float64(total)
+		}
+		return fmt.Sprintf("%s: %s of %s (%.0f%%)", p.what, humanBytes(done), humanBytes(total), pct)
+	})
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -208,18 +207,8 @@ func (o scheduleOptions) numBlocks(cfg *schedule.Config, wl *serving.Workload) (
 		return "", err // as in serving size: an unreadable model file is exit 1
 	}
 	so := serving.SizeOptions{BlockSize: cfg.BlockSize, Utilization: o.utilization, KVDType: o.kvDType, ContextLen: cfg.MaxModelLen}
-	for _, b := range []struct {
-		flag, val string
-		dst       *int64
-	}{{"--kv-budget", o.kvBudget, &so.KVBudget}, {"--gpu-memory", o.gpuMemory, &so.GPUMemory}, {"--weights", o.weights, &so.Weights}, {"--framework", o.framework, &so.Framework}} {
-		if b.val == "" {
-			continue
-		}
-		v, err := serving.ParseBytes(b.val)
-		if err != nil {
-			return "", usagef("%s: %v", b.flag, err)
-		}
-		*b.dst = v
+	if err := parseMemoryFlags(&so, o.kvBudget, o.gpuMemory, o.weights, o.framework); err != nil {
+		return "", err
 	}
 	sz, err := serving.Size(m, wl, so)
 	if err != nil {
@@ -307,47 +296,20 @@ func (s *stepsOut) abort() {
 	os.Remove(s.f.Name())
 }
 
-// stepProgress reports the step and finished requests on long runs (from
-// the one goroutine that runs the simulation).
+// stepProgress reports the step and finished requests on long runs.
 type stepProgress struct {
-	w           io.Writer
-	total       int
-	quiet, tty  bool
-	start, last time.Time
-	shown       bool
+	lineProgress
+	total int
 }
 
 func newStepProgress(w io.Writer, total int, quiet bool) *stepProgress {
-	now := time.Now()
-	return &stepProgress{w: w, total: total, quiet: quiet, tty: isTerminal(w), start: now, last: now}
+	return &stepProgress{lineProgress: newLineProgress(w, quiet), total: total}
 }
 
 func (p *stepProgress) update(step, finished int) {
-	if p.quiet {
-		return
-	}
-	now := time.Now()
-	every := 5 * time.Second
-	if p.tty {
-		every = 100 * time.Millisecond
-	}
-	if now.Sub(p.start) < time.Second || now.Sub(p.last) < every {
-		return
-	}
-	p.last = now
-	line := fmt.Sprintf("schedule: step %d, %d of %d requests finished", step, finished, p.total)
-	if p.tty {
-		fmt.Fprintf(p.w, "\r\033[K%s", line)
-		p.shown = true
-		return
-	}
-	fmt.Fprintln(p.w, line)
-}
-
-func (p *stepProgress) finish() {
-	if p.tty && p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
+	p.show(func() string {
+		return fmt.Sprintf("schedule: step %d, %d of %d requests finished", step, finished, p.total)
+	})
 }
 
 func printSchedule(w io.Writer, res scheduleResult, reqs []schedule.Request, full bool) {

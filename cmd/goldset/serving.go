@@ -487,17 +487,14 @@ config.json), a small JSON {"name","layers","q_heads","kv_heads","head_dim",
 	return cmd
 }
 
-func runServingSize(ctx context.Context, o servingSizeOptions, w io.Writer) error {
-	m, err := serving.LoadModel(o.model)
-	if err != nil {
-		return err
-	}
-	var so serving.SizeOptions
-	so.BlockSize, so.QuestK, so.QuestBlock, so.ContextLen, so.Utilization, so.KVDType = o.blockSize, o.questK, o.questBlock, o.contextLen, o.utilization, o.kvDType
+// parseMemoryFlags fills so's byte sizes from --kv-budget, --gpu-memory,
+// --weights and --framework ("" leaves one unset); a bad size is a usage
+// error naming its flag.
+func parseMemoryFlags(so *serving.SizeOptions, kvBudget, gpuMemory, weights, framework string) error {
 	for _, b := range []struct {
 		flag, val string
 		dst       *int64
-	}{{"--kv-budget", o.kvBudget, &so.KVBudget}, {"--gpu-memory", o.gpuMemory, &so.GPUMemory}, {"--weights", o.weights, &so.Weights}, {"--framework", o.framework, &so.Framework}} {
+	}{{"--kv-budget", kvBudget, &so.KVBudget}, {"--gpu-memory", gpuMemory, &so.GPUMemory}, {"--weights", weights, &so.Weights}, {"--framework", framework, &so.Framework}} {
 		if b.val == "" {
 			continue
 		}
@@ -506,6 +503,19 @@ func runServingSize(ctx context.Context, o servingSizeOptions, w io.Writer) erro
 			return usagef("%s: %v", b.flag, err)
 		}
 		*b.dst = v
+	}
+	return nil
+}
+
+func runServingSize(ctx context.Context, o servingSizeOptions, w io.Writer) error {
+	m, err := serving.LoadModel(o.model)
+	if err != nil {
+		return err
+	}
+	var so serving.SizeOptions
+	so.BlockSize, so.QuestK, so.QuestBlock, so.ContextLen, so.Utilization, so.KVDType = o.blockSize, o.questK, o.questBlock, o.contextLen, o.utilization, o.kvDType
+	if err := parseMemoryFlags(&so, o.kvBudget, o.gpuMemory, o.weights, o.framework); err != nil {
+		return err
 	}
 	if so.KVBudget == 0 && so.GPUMemory == 0 {
 		return usagef("give --kv-budget, or --gpu-memory with --weights and --framework")
