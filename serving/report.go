@@ -124,11 +124,18 @@ func perRequest(r *Result) map[string][]float64 {
 			continue
 		}
 		ttft = append(ttft, r.TTFTs[i]*1000)
-		for _, x := range r.ITLs[i] {
-			itl = append(itl, x*1000)
+		// Each list is absent (nil) or has one entry per request
+		// (checkShapes); a file may carry ttfts without itls.
+		if r.ITLs != nil {
+			for _, x := range r.ITLs[i] {
+				itl = append(itl, x*1000)
+			}
 		}
 		if r.Latencies != nil {
 			e2el = append(e2el, r.Latencies[i]*1000)
+			if r.OutputLens == nil {
+				continue
+			}
 			if o := r.OutputLens[i]; o > 1 {
 				tpot = append(tpot, (r.Latencies[i]-r.TTFTs[i])/float64(o-1)*1000)
 			}
