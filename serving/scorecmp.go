@@ -2,6 +2,7 @@ package serving
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/goldset/goldset/longbench"
@@ -206,7 +207,7 @@ func GreedyAgreement(w *Workload, base, run *Generations, baseRep, runRep *Score
 			x, y = runesOf(base.Texts[kb]), runesOf(run.Texts[kr])
 		}
 		d := Divergence{CustomID: p.CustomID, Subset: p.Subset, First: -1, LenA: len(x), LenB: len(y)}
-		d.Identical = base.Texts[kb] == run.Texts[kr] && (!useIDs || equalInts(x, y))
+		d.Identical = base.Texts[kb] == run.Texts[kr] && (!useIDs || slices.Equal(x, y))
 		if !d.Identical {
 			d.First = firstDiff(x, y)
 			divs = append(divs, float64(d.First))
@@ -261,18 +262,6 @@ func runesOf(s string) []int {
 		out = append(out, int(r))
 	}
 	return out
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func firstDiff(a, b []int) int {
