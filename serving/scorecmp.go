@@ -197,17 +197,26 @@ func GreedyAgreement(w *Workload, base, run *Generations, baseRep, runRep *Score
 		if kb < 0 || kr < 0 || base.failed(kb) || run.failed(kr) {
 			continue
 		}
+		sameText := base.Texts[kb] == run.Texts[kr]
 		var x, y []int
 		switch {
 		case useIDs:
 			x, y = base.TokenIDs[kb], run.TokenIDs[kr]
 		case enc != nil:
-			x, y = enc.Encode(base.Texts[kb]), enc.Encode(run.Texts[kr])
+			x = enc.Encode(base.Texts[kb])
+			y = x // equal texts encode equally: one encode, not two
+			if !sameText {
+				y = enc.Encode(run.Texts[kr])
+			}
 		default:
-			x, y = runesOf(base.Texts[kb]), runesOf(run.Texts[kr])
+			x = runesOf(base.Texts[kb])
+			y = x
+			if !sameText {
+				y = runesOf(run.Texts[kr])
+			}
 		}
 		d := Divergence{CustomID: p.CustomID, Subset: p.Subset, First: -1, LenA: len(x), LenB: len(y)}
-		d.Identical = base.Texts[kb] == run.Texts[kr] && (!useIDs || slices.Equal(x, y))
+		d.Identical = sameText && (!useIDs || slices.Equal(x, y))
 		if !d.Identical {
 			d.First = firstDiff(x, y)
 			divs = append(divs, float64(d.First))
