@@ -206,8 +206,12 @@ func retrievalID(truth, prefix string) (string, bool) {
 			return "", false
 		}
 		rest := truth[i+k+len(prefix):]
-		if d := pyDigitRuns(rest); len(d) > 0 && strings.HasPrefix(rest, d[0]) {
-			return d[0], true
+		n := strings.IndexFunc(rest, func(r rune) bool { return !unicode.IsDigit(r) })
+		if n < 0 {
+			n = len(rest)
+		}
+		if n > 0 {
+			return rest[:n], true // the digit run right after the prefix
 		}
 		i += k + len(prefix)
 	}
