@@ -26,6 +26,9 @@
 //     defaults: on a GPU with at least 70 GiB that is not an A100 (H100,
 //     H200) `vllm serve` uses max_num_batched_tokens 8192 and max_num_seqs
 //     1024 (the LLM class: 16384 and 1024). block_size defaults to 16.
+//     The table read at commit 99d7eb5d6a512cfcc5a2b104f24ebf2d6cda772b
+//     (there inline in EngineArgs._set_default_args, before the move to
+//     get_batch_defaults).
 //
 // The stored copies differ in commit per file; the parts used here (the
 // schedule() loop, allocate_slots' block count, the free-queue order) agree
