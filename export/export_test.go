@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -453,5 +454,29 @@ func TestImportBrokenHeader(t *testing.T) {
 	}
 	if ir.OK || !fileProb || !headerProb || ir.Tensors != 0 {
 		t.Fatalf("broken header: ok %v, file reported %v, header reported %v, %d tensors proved: %v", ir.OK, fileProb, headerProb, ir.Tensors, ir.Problems)
+	}
+}
+
+// TestExportCarriesManifest: the carried manifest is the bundle's
+// manifest.json byte for byte, whether the bundle is named by its
+// directory or by its manifest.json.
+func TestExportCarriesManifest(t *testing.T) {
+	b := testBundle(t)
+	want, err := os.ReadFile(filepath.Join(b, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, src := range []string{b, filepath.Join(b, "manifest.json")} {
+		out := filepath.Join(t.TempDir(), "x"+strconv.Itoa(i))
+		if _, err := Export(context.Background(), Options{Bundle: src, Out: out, Format: Safetensors, Cases: []string{"mm-kn"}}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(out, ManifestFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("bundle %s: carried manifest differs from manifest.json (%d vs %d bytes)", src, len(got), len(want))
+		}
 	}
 }
