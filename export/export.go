@@ -133,13 +133,9 @@ func bundleDir(p string) string {
 // beside Out and renamed onto it when complete: an error or Ctrl-C leaves
 // nothing at Out.
 func Export(ctx context.Context, o Options) (*Result, error) {
-	m, err := manifests.ReadManifest(o.Bundle)
+	m, mbytes, err := manifests.ReadManifestBytes(o.Bundle) // one read: the carried bytes are the ones checked
 	if err != nil {
 		return nil, err
-	}
-	mbytes, err := os.ReadFile(filepath.Join(bundleDir(o.Bundle), "manifest.json"))
-	if err != nil {
-		return nil, fmt.Errorf("export: %w", err)
 	}
 	cases, err := selectCases(m, o.Cases)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -415,5 +416,67 @@ func TestFlashInferTraceShape(t *testing.T) {
 	}
 	if lines != 9 || len(defs) != 9 {
 		t.Fatalf("%d workloads, %d definitions; want 9 and 9", lines, len(defs))
+	}
+}
+
+// TestImportBrokenHeader breaks a safetensors header: the one-pass read
+// must still hash the whole file (the index's sha256 differs) and prove
+// no tensor of it.
+func TestImportBrokenHeader(t *testing.T) {
+	b := testBundle(t)
+	out := filepath.Join(t.TempDir(), "x")
+	if _, err := Export(context.Background(), Options{Bundle: b, Out: out, Format: Safetensors, Cases: []string{"mm-kn"}}); err != nil {
+		t.Fatal(err)
+	}
+	var idx Index
+	raw, _ := os.ReadFile(filepath.Join(out, IndexFile))
+	if err := jsonUnmarshal(raw, &idx); err != nil {
+		t.Fatal(err)
+	}
+	target := idx.Files[slices.IndexFunc(idx.Files, func(f File) bool { return strings.HasSuffix(f.Path, ".safetensors") })]
+	p := filepath.Join(out, filepath.FromSlash(target.Path))
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[8] = '[' // the header's JSON object opens with '{'
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ir, err := Import(context.Background(), ImportOptions{Dir: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fileProb, headerProb bool
+	for _, pr := range ir.Problems {
+		fileProb = fileProb || pr.Path == target.Path && strings.Contains(pr.What, "changed")
+		headerProb = headerProb || pr.Path == target.Path && strings.Contains(pr.What, "safetensors")
+	}
+	if ir.OK || !fileProb || !headerProb || ir.Tensors != 0 {
+		t.Fatalf("broken header: ok %v, file reported %v, header reported %v, %d tensors proved: %v", ir.OK, fileProb, headerProb, ir.Tensors, ir.Problems)
+	}
+}
+
+// TestExportCarriesManifest: the carried manifest is the bundle's
+// manifest.json byte for byte, whether the bundle is named by its
+// directory or by its manifest.json.
+func TestExportCarriesManifest(t *testing.T) {
+	b := testBundle(t)
+	want, err := os.ReadFile(filepath.Join(b, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, src := range []string{b, filepath.Join(b, "manifest.json")} {
+		out := filepath.Join(t.TempDir(), "x"+strconv.Itoa(i))
+		if _, err := Export(context.Background(), Options{Bundle: src, Out: out, Format: Safetensors, Cases: []string{"mm-kn"}}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(out, ManifestFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("bundle %s: carried manifest differs from manifest.json (%d vs %d bytes)", src, len(got), len(want))
+		}
 	}
 }

@@ -206,21 +206,34 @@ func checkFile(ctx context.Context, dir string, f File, c *manifests.Case) ([]ma
 		prob("", "%v", err)
 		return probs, nil
 	}
+	// One pass over the file: the sha256 the index checks is taken from
+	// the same reads that prove its tensors (a tee below the buffer, so
+	// every byte is hashed once, in order, whatever is read above it).
 	sum := sha256.New()
-	if _, err := io.Copy(sum, bufio.NewReaderSize(ctxReader{ctx, fh}, int(min(st.Size()+1, 1<<20)))); err != nil {
+	br := bufio.NewReaderSize(io.TeeReader(ctxReader{ctx, fh}, sum), int(min(st.Size()+1, 1<<20)))
+	var proved []string
+	if c != nil && len(f.Tensors) > 0 {
+		proved = proveTensors(ctx, br, st.Size(), f, c, prob)
+	}
+	if _, err := io.Copy(io.Discard, br); err != nil {
 		prob("", "read: %v", err)
 		return probs, nil
 	}
 	if got := hex.EncodeToString(sum.Sum(nil)); got != f.SHA256 || st.Size() != f.Bytes {
-		prob("", "sha256 %s (%d bytes), the export's index says %s (%d bytes): the file was changed", got, st.Size(), f.SHA256, f.Bytes)
+		p := manifests.Problem{Path: f.Path, What: fmt.Sprintf("sha256 %s (%d bytes), the export's index says %s (%d bytes): the file was changed", got, st.Size(), f.SHA256, f.Bytes)}
+		if c != nil {
+			p.Case = c.ID
+		}
+		probs = slices.Insert(probs, 0, p) // the file's problem first, as before its tensors'
 	}
-	if c == nil || len(f.Tensors) == 0 {
-		return probs, nil
-	}
-	if _, err := fh.Seek(0, io.SeekStart); err != nil {
-		prob("", "%v", err)
-		return probs, nil
-	}
+	return probs, proved
+}
+
+// proveTensors reads the tensors of one exported file from r, positioned
+// at its start, in file order, and proves each tensor the index lists
+// against case c of the manifest. It returns the names proved; what it
+// leaves unread the caller drains.
+func proveTensors(ctx context.Context, r *bufio.Reader, size int64, f File, c *manifests.Case, prob func(tensor, what string, a ...any)) []string {
 	var proved []string
 	check := func(name string, r io.Reader, n int64) {
 		t := c.Tensor(name)
@@ -251,38 +264,54 @@ func checkFile(ctx context.Context, dir string, f File, c *manifests.Case) ([]ma
 	if path.Ext(f.Path) == ".bin" {
 		if len(f.Tensors) != 1 {
 			prob("", "a .bin file holds one tensor, the index lists %d", len(f.Tensors))
-			return probs, nil
+			return nil
 		}
-		check(f.Tensors[0], fh, st.Size())
-		return probs, proved
+		check(f.Tensors[0], r, size)
+		return proved
 	}
-	h, err := safetensors.ReadHeader(bufio.NewReader(fh), st.Size())
+	h, err := safetensors.ReadHeader(r, size)
 	if err != nil {
 		prob("", "%v", err)
-		return probs, nil
+		return nil
 	}
 	if got := h.Metadata["goldset.case"]; got != caseRecord(c) {
 		prob("", "__metadata__ goldset.case is not the manifest's record of case %s", c.ID)
 	}
+	listed := map[string]bool{}
 	for _, name := range f.Tensors {
-		info, ok := h.Tensor(name)
-		if !ok {
+		listed[name] = true
+		if _, ok := h.Tensor(name); !ok {
 			prob(name, "tensor listed in the index is not in the file")
-			continue
 		}
-		if t := c.Tensor(name); t != nil {
+	}
+	// ReadHeader returns the tensors in offset order, back to back from
+	// DataStart, where r now is: each is read in turn.
+	for _, info := range h.Tensors {
+		n := info.End - info.Begin
+		lr := io.LimitReader(r, n)
+		switch t := c.Tensor(info.Name); {
+		case !listed[info.Name]:
+		case t != nil && !stMatches(info, t):
 			sd, _ := stDType(t.DType)
-			if info.DType != sd || !slices.Equal(info.Shape, t.Shape) {
-				prob(name, "safetensors %s %v, the manifest's %s %v is stored as %s %v", info.DType, info.Shape, t.DType, t.Shape, sd, t.Shape)
-				continue
-			}
+			prob(info.Name, "safetensors %s %v, the manifest's %s %v is stored as %s %v", info.DType, info.Shape, t.DType, t.Shape, sd, t.Shape)
+		default:
+			check(info.Name, lr, n)
 		}
-		check(name, io.NewSectionReader(fh, h.DataStart+info.Begin, info.End-info.Begin), info.End-info.Begin)
+		if _, err := io.Copy(io.Discard, lr); err != nil {
+			return proved // the caller's drain reports the read error
+		}
 	}
 	if len(h.Tensors) != len(f.Tensors) {
 		prob("", "file holds %d tensors, the index lists %d", len(h.Tensors), len(f.Tensors))
 	}
-	return probs, proved
+	return proved
+}
+
+// stMatches says whether a safetensors entry has the dtype and shape
+// export stores manifest tensor t as.
+func stMatches(info safetensors.Info, t *manifests.Tensor) bool {
+	sd, _ := stDType(t.DType)
+	return info.DType == sd && slices.Equal(info.Shape, t.Shape)
 }
 
 type ctxReader struct {

@@ -299,20 +299,32 @@ func checkName(what, s string) error {
 // ReadManifest reads and validates path, which is a manifest.json or a
 // bundle directory holding one.
 func ReadManifest(path string) (*Manifest, error) {
+	m, _, err := ReadManifestBytes(path)
+	return m, err
+}
+
+// ReadManifestBytes is ReadManifest that also returns the bytes parsed, for
+// a caller that carries the manifest byte for byte (export): one read, so
+// what is carried is what was parsed and checked.
+func ReadManifestBytes(path string) (*Manifest, []byte, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		path = filepath.Join(path, "manifest.json")
 	}
 	f, err := safefile.Open(path) // no link, FIFO or device
 	if err != nil {
-		return nil, fmt.Errorf("manifests: %w", err)
+		return nil, nil, fmt.Errorf("manifests: %w", err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxManifestBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("manifests: read %q: %w", path, err)
+		return nil, nil, fmt.Errorf("manifests: read %q: %w", path, err)
 	}
 	if len(data) > MaxManifestBytes {
-		return nil, fmt.Errorf("manifests: %q: %w: larger than %d bytes", path, ErrInvalid, MaxManifestBytes)
+		return nil, nil, fmt.Errorf("manifests: %q: %w: larger than %d bytes", path, ErrInvalid, MaxManifestBytes)
 	}
-	return ParseManifest(path, data)
+	m, err := ParseManifest(path, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, data, nil
 }
