@@ -188,12 +188,20 @@ func parseOutputs(c *manifests.Case, specs []string, partial bool) ([]candidateS
 	return out, skipped, nil
 }
 
+// readJudgedManifest reads the manifest of the bundle compare judges
+// against: an invalid or wrong-schema manifest is a failed judgement (exit
+// 3), an unreadable one an input error (exit 1).
+func readJudgedManifest(bundle string) (*manifests.Manifest, error) {
+	m, err := manifests.ReadManifest(bundle)
+	if errors.Is(err, manifests.ErrInvalid) || errors.Is(err, manifests.ErrSchema) {
+		return nil, failure{err}
+	}
+	return m, err
+}
+
 func runCompare(ctx context.Context, o compareOptions, w, errw io.Writer) error {
-	m, err := manifests.ReadManifest(o.bundle)
+	m, err := readJudgedManifest(o.bundle)
 	if err != nil {
-		if errors.Is(err, manifests.ErrInvalid) || errors.Is(err, manifests.ErrSchema) {
-			return failure{err}
-		}
 		return err
 	}
 	if o.timing != "" && o.caseID == "" && len(o.outputs) == 0 {
