@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -154,8 +153,7 @@ func parseOutputs(c *manifests.Case, specs []string, partial bool) ([]candidateS
 		}
 	}
 	if len(graded) == 0 {
-		var vi suite.VariantInfo
-		if json.Unmarshal(c.Info, &vi) == nil && vi.VariantOf != "" {
+		if vi, ok := suite.CaseVariant(c); ok {
 			// gen --variants keeps no golden, only sampled rows.
 			return nil, nil, usagef("case %s is replay-proof variant %d of %s: it holds no golden, only sampled rows, which the Python judge checks (goldset.judge_variants, docs/spec.md §13d); compare %s in its own bundle", c.ID, vi.Index, vi.VariantOf, vi.VariantOf)
 		}
