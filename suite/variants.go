@@ -312,6 +312,16 @@ func (f *memFile) SHA256() string {
 }
 func (f *memFile) Bytes() int64 { return int64(f.buf.Len()) }
 
+// CaseVariant returns the VariantInfo of a case gen --variants wrote (it
+// holds no golden, only sampled rows), and false for any other case.
+func CaseVariant(c *manifests.Case) (VariantInfo, bool) {
+	var vi VariantInfo
+	if json.Unmarshal(c.Info, &vi) != nil || vi.VariantOf == "" {
+		return VariantInfo{}, false
+	}
+	return vi, true
+}
+
 // variantsBase recognises a manifest BuildVariants wrote (suite
 // "<suite>.variants", cases "<id>.v0" ... "<id>.v<n-1>" whose info is a
 // VariantInfo of id) and returns the recipe of its base case and n.
@@ -322,8 +332,8 @@ func variantsBase(m *manifests.Manifest) (*manifests.Recipe, int, bool) {
 	}
 	var base manifests.RecipeCase
 	for i, c := range m.Cases {
-		var vi VariantInfo
-		if json.Unmarshal(c.Info, &vi) != nil || vi.VariantOf == "" || vi.Index != i || c.ID != fmt.Sprintf("%s.v%d", vi.VariantOf, i) {
+		vi, ok := CaseVariant(&m.Cases[i])
+		if !ok || vi.Index != i || c.ID != fmt.Sprintf("%s.v%d", vi.VariantOf, i) {
 			return nil, 0, false
 		}
 		if i == 0 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -154,8 +153,7 @@ func parseOutputs(c *manifests.Case, specs []string, partial bool) ([]candidateS
 		}
 	}
 	if len(graded) == 0 {
-		var vi suite.VariantInfo
-		if json.Unmarshal(c.Info, &vi) == nil && vi.VariantOf != "" {
+		if vi, ok := suite.CaseVariant(c); ok {
 			// gen --variants keeps no golden, only sampled rows.
 			return nil, nil, usagef("case %s is replay-proof variant %d of %s: it holds no golden, only sampled rows, which the Python judge checks (goldset.judge_variants, docs/spec.md §13d); compare %s in its own bundle", c.ID, vi.Index, vi.VariantOf, vi.VariantOf)
 		}
@@ -188,12 +186,20 @@ func parseOutputs(c *manifests.Case, specs []string, partial bool) ([]candidateS
 	return out, skipped, nil
 }
 
+// readJudgedManifest reads the manifest of the bundle compare judges
+// against: an invalid or wrong-schema manifest is a failed judgement (exit
+// 3), an unreadable one an input error (exit 1).
+func readJudgedManifest(bundle string) (*manifests.Manifest, error) {
+	m, err := manifests.ReadManifest(bundle)
+	if errors.Is(err, manifests.ErrInvalid) || errors.Is(err, manifests.ErrSchema) {
+		return nil, failure{err}
+	}
+	return m, err
+}
+
 func runCompare(ctx context.Context, o compareOptions, w, errw io.Writer) error {
-	m, err := manifests.ReadManifest(o.bundle)
+	m, err := readJudgedManifest(o.bundle)
 	if err != nil {
-		if errors.Is(err, manifests.ErrInvalid) || errors.Is(err, manifests.ErrSchema) {
-			return failure{err}
-		}
 		return err
 	}
 	if o.timing != "" && o.caseID == "" && len(o.outputs) == 0 {

@@ -88,11 +88,8 @@ func chainCandidates(m *manifests.Manifest, chain string, specs []string, dir st
 }
 
 func runCompareChain(ctx context.Context, o compareOptions, w, errw io.Writer) error {
-	m, err := manifests.ReadManifest(o.bundle)
+	m, err := readJudgedManifest(o.bundle)
 	if err != nil {
-		if errors.Is(err, manifests.ErrInvalid) || errors.Is(err, manifests.ErrSchema) {
-			return failure{err}
-		}
 		return err
 	}
 	if _, err := suite.LookupChain(m, o.chain); err != nil {

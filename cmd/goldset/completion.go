@@ -46,25 +46,29 @@ func completeRecipeCases(cmd *cobra.Command, args []string, prefix string) ([]st
 // completeBundleCases lists the case ids of the bundle named by the first
 // argument.
 func completeBundleCases(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
-	if len(args) == 0 {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	m, err := manifests.ReadManifest(args[0])
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveError
-	}
-	var out []string
-	for _, c := range m.Cases {
-		if strings.HasPrefix(c.ID, prefix) {
-			out = append(out, c.ID+"\t"+c.Op+" "+c.Split)
+	return completeFromBundle(args, prefix, func(m *manifests.Manifest) (ids, notes []string) {
+		for _, c := range m.Cases {
+			ids, notes = append(ids, c.ID), append(notes, c.Op+" "+c.Split)
 		}
-	}
-	return out, cobra.ShellCompDirectiveNoFileComp
+		return ids, notes
+	})
 }
 
 // completeBundleChains lists the pipeline chain ids of the bundle named by
 // the first argument (compare --chain, negatives --chain).
 func completeBundleChains(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	return completeFromBundle(args, prefix, func(m *manifests.Manifest) (ids, notes []string) {
+		for _, ch := range m.Chains {
+			ids, notes = append(ids, ch.ID), append(notes, ch.Kind+" "+ch.Split)
+		}
+		return ids, notes
+	})
+}
+
+// completeFromBundle reads the manifest of the bundle named by the first
+// argument and offers the ids list returns that start with prefix, each
+// with its note as the description.
+func completeFromBundle(args []string, prefix string, list func(*manifests.Manifest) (ids, notes []string)) ([]string, cobra.ShellCompDirective) {
 	if len(args) == 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -72,10 +76,11 @@ func completeBundleChains(cmd *cobra.Command, args []string, prefix string) ([]s
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
+	ids, notes := list(m)
 	var out []string
-	for _, ch := range m.Chains {
-		if strings.HasPrefix(ch.ID, prefix) {
-			out = append(out, ch.ID+"\t"+ch.Kind+" "+ch.Split)
+	for i, id := range ids {
+		if strings.HasPrefix(id, prefix) {
+			out = append(out, id+"\t"+notes[i])
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp

@@ -47,12 +47,16 @@ func runNegativesChain(ctx context.Context, o negativesOptions, w io.Writer) err
 		}
 		r := chainControlResult{Name: k.Name, Note: k.Note, Dir: filepath.Join(o.out, k.Name), Step: k.Step, Stage: k.Stage, Case: k.Case}
 		get := k.Candidates(dir)
+		// The values written are the ones --check judges: kept, so each
+		// stored golden is read once per control, not again by JudgeChain.
+		written := map[string][]float64{}
 		for _, c := range m.ChainCases(o.chain) {
 			for _, name := range suite.GradedOutputs(c) {
 				v, err := get(c, name)
 				if err != nil {
 					return err
 				}
+				written[c.ID+"/"+name] = v
 				t := c.Tensor(name)
 				if err := writeControl(filepath.Join(r.Dir, c.ID, name+".npy"), suite.ControlOutput{Name: name, DType: t.DType, Shape: t.Shape, Values: v}); err != nil {
 					return err
@@ -60,7 +64,9 @@ func runNegativesChain(ctx context.Context, o negativesOptions, w io.Writer) err
 			}
 		}
 		if o.check {
-			v, err := suite.JudgeChain(dir, m, o.chain, get)
+			v, err := suite.JudgeChain(dir, m, o.chain, func(c *manifests.Case, name string) ([]float64, error) {
+				return written[c.ID+"/"+name], nil
+			})
 			if err != nil {
 				return err
 			}
