@@ -109,13 +109,16 @@ func measureMargins(dir string, m *manifests.Manifest, acc map[[2]string]*Margin
 func reportRatio(r compare.Report) (q float64, graded, changed bool) {
 	changed = r.MaxAbs > 0 || r.MismatchCount > 0
 	for _, ch := range r.Checks {
-		if ch.Informative || !slices.Contains(append(ratioRules, "nonfinite"), ch.Rule) {
+		if ch.Informative {
 			continue
 		}
 		if ch.Rule == "nonfinite" {
 			if ch.Violations > 0 {
 				q, changed = math.Inf(1), true
 			}
+			continue
+		}
+		if !slices.Contains(ratioRules, ch.Rule) {
 			continue
 		}
 		graded = true
