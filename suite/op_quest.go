@@ -407,8 +407,18 @@ func buildQuest(c *caseCtx, p *questParams) error {
 			return err
 		}
 	}
+	if p.NoDense {
+		dense = nil
+	}
+	return writeQuestOutputs(c, p.DType, B, Hq, D, out, lse, dense, margin, hasMargin)
+}
+
+// writeQuestOutputs writes a Quest case's out, lse and (dense not nil) its
+// dense_out aux, with the selection margin and the sparse/dense distance
+// in the case info.
+func writeQuestOutputs(c *caseCtx, dt string, B, Hq, D int, out, lse, dense []float64, margin float64, hasMargin bool) error {
 	shape := []int64{int64(B), int64(Hq), int64(D)}
-	if err := c.writeOutput("out", p.DType, shape, out); err != nil {
+	if err := c.writeOutput("out", dt, shape, out); err != nil {
 		return err
 	}
 	if err := c.writeRounded(tensorSpec{name: "lse", role: roleGolden, dtype: "float32", shape: []int64{int64(B), int64(Hq)}}, lse); err != nil {
@@ -417,7 +427,7 @@ func buildQuest(c *caseCtx, p *questParams) error {
 	if hasMargin {
 		c.setInfo("selection_margin", margin)
 	}
-	if p.NoDense {
+	if dense == nil {
 		return nil
 	}
 	if err := c.writeRounded(tensorSpec{name: "dense_out", role: roleAux, dtype: "float32", shape: shape}, dense); err != nil {
