@@ -242,8 +242,10 @@ func buildQuest(c *caseCtx, p *questParams) error {
 	}
 	out := make([]float64, B*Hq*D)
 	lse := make([]float64, B*Hq)
-	dense := make([]float64, B*Hq*D)
-	denseLSE := make([]float64, B*Hq)
+	var dense, denseLSE []float64 // nil without the dense pass
+	if !p.NoDense {
+		dense, denseLSE = make([]float64, B*Hq*D), make([]float64, B*Hq)
+	}
 	W := seqWorkers()
 	scs := make([]*seqScratch, W)
 	type seqResult struct {
@@ -406,9 +408,6 @@ func buildQuest(c *caseCtx, p *questParams) error {
 		if err := t.commit(); err != nil {
 			return err
 		}
-	}
-	if p.NoDense {
-		dense = nil
 	}
 	return writeQuestOutputs(c, p.DType, B, Hq, D, out, lse, dense, margin, hasMargin)
 }
