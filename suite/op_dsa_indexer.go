@@ -835,9 +835,11 @@ func buildDSARagged(c *caseCtx, p *dsaIndexerParams) error {
 	}
 	S := S0 + dsaRaggedCanaries
 	c.addFact("kv_tokens", int64(S0))
+	var scored int64
 	for t := range ks {
-		c.addFact("scored", int64(ke[t]-ks[t]))
+		scored += int64(ke[t] - ks[t])
 	}
+	c.addFact("scored", scored)
 	c.addFact("pages", 0)
 	// Quantize the kv rows through the golden index-cache writer (one
 	// slot per row), then read codes and scales back; the canary rows
