@@ -117,10 +117,17 @@ func ChainControls(dir string, m *manifests.Manifest, id string) ([]ChainControl
 	}
 	cases := m.ChainCases(id)
 	at := func(k, stage int) *manifests.Case { return cases[k*len(ch.Stages)+stage] }
+	// Each case's controls are computed once: the first write stage's
+	// step k is searched for wrong_block and then for pad_slot_write.
+	memo := map[*manifests.Case][]Control{}
 	pick := func(c *manifests.Case, want func(Control) bool) (*Control, error) {
-		ctls, err := Controls(dir, c)
-		if err != nil {
-			return nil, err
+		ctls, ok := memo[c]
+		if !ok {
+			var err error
+			if ctls, err = Controls(dir, c); err != nil {
+				return nil, err
+			}
+			memo[c] = ctls
 		}
 		i := slices.IndexFunc(ctls, want)
 		if i < 0 {

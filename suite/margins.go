@@ -65,6 +65,11 @@ func measureMargins(dir string, m *manifests.Manifest, acc map[[2]string]*Margin
 			return err
 		}
 		o, _ := lookupOp(c)
+		// The case's family override, planned once for all its reports.
+		var family func(string) (compare.Family, bool)
+		if pl, err := planCase(manifests.RecipeCase{ID: c.ID, Op: c.Op, Params: c.Params}); err == nil {
+			family = pl.family
+		}
 		if o.probes != nil {
 			pr, err := o.probes(caseData{dir: dir, c: c})
 			if err != nil {
@@ -81,7 +86,7 @@ func measureMargins(dir string, m *manifests.Manifest, acc map[[2]string]*Margin
 				return fmt.Errorf("case %s control %s: %w", c.ID, ctl.Name, err)
 			}
 			for _, r := range reps {
-				fam := outputFamily(o, c, r.Name)
+				fam := outputFamily(o, family, r.Name)
 				key := [2]string{fam, r.DType}
 				mg := acc[key]
 				if mg == nil {
@@ -109,13 +114,16 @@ func measureMargins(dir string, m *manifests.Manifest, acc map[[2]string]*Margin
 func reportRatio(r compare.Report) (q float64, graded, changed bool) {
 	changed = r.MaxAbs > 0 || r.MismatchCount > 0
 	for _, ch := range r.Checks {
-		if ch.Informative || !slices.Contains(append(ratioRules, "nonfinite"), ch.Rule) {
+		if ch.Informative {
 			continue
 		}
 		if ch.Rule == "nonfinite" {
 			if ch.Violations > 0 {
 				q, changed = math.Inf(1), true
 			}
+			continue
+		}
+		if !slices.Contains(ratioRules, ch.Rule) {
 			continue
 		}
 		graded = true
@@ -129,15 +137,15 @@ func reportRatio(r compare.Report) (q float64, graded, changed bool) {
 	return q, graded, changed
 }
 
-// outputFamily is the family an output of case c is judged with (the
-// case's override, else the op table's).
-func outputFamily(o *op, c *manifests.Case, name string) string {
+// outputFamily is the family an output of a case is judged with (the
+// case's override family, when set, else the op table's).
+func outputFamily(o *op, family func(string) (compare.Family, bool), name string) string {
 	out, ok := o.output(name)
 	if !ok {
 		return "?"
 	}
-	if pl, err := planCase(manifests.RecipeCase{ID: c.ID, Op: c.Op, Params: c.Params}); err == nil && pl.family != nil {
-		if f, ok := pl.family(name); ok {
+	if family != nil {
+		if f, ok := family(name); ok {
 			return f.Name()
 		}
 	}

@@ -338,10 +338,13 @@ func (l *dsaLayout) facts(c *caseCtx, nn int) {
 		}
 	}
 	c.addFact("kv_tokens", keys)
+	var pages, scored int64
 	for _, L := range l.lens {
-		c.addFact("pages", int64(numBlocksDSA(int(L))))
+		pages += int64(numBlocksDSA(int(L)))
 		for j := range nn {
-			c.addFact("scored", int64(int(L)-nn+j+1))
+			scored += int64(int(L) - nn + j + 1)
 		}
 	}
+	c.addFact("pages", pages)
+	c.addFact("scored", scored)
 }

@@ -211,27 +211,24 @@ func dsaIndexCacheControls(d caseData) ([]Control, error) {
 		}
 	}
 	ctl = append(ctl, zeros(d, "index_cache_out"))
-	if wb := dsaWrongBlock(d, sm, p.DI, p.NB); wb != nil {
+	gold, _, err := d.floats("index_cache_out")
+	if err != nil {
+		return nil, err
+	}
+	if wb := dsaWrongBlock(d, sm, in, gold, p.DI, p.NB); wb != nil {
 		ctl = append(ctl, *wb)
 	}
-	return dsaCacheCodeControls(d, f, ctl)
+	return dsaCacheCodeControls(d, f, in, gold, ctl)
 }
 
 // dsaWrongBlock is reshape_and_cache's wrong_block for the index cache:
 // the first written token's codes and scale land one block over, its own
 // slot keeping the input's bytes (nil when there is one block or no
-// written token).
-func dsaWrongBlock(d caseData, sm []int32, di, nb int) *Control {
+// written token). in and gold are the case's index_cache and
+// index_cache_out.
+func dsaWrongBlock(d caseData, sm []int32, in, gold []float64, di, nb int) *Control {
 	t := slices.IndexFunc(sm, func(s int32) bool { return s >= 0 })
 	if t < 0 || nb < 2 {
-		return nil
-	}
-	gold, _, err := d.floats("index_cache_out")
-	if err != nil {
-		return nil
-	}
-	in, _, err := d.floats("index_cache")
-	if err != nil {
 		return nil
 	}
 	bb := golden.DSABlockBytes(di)
@@ -257,17 +254,11 @@ func dsaWrongBlock(d caseData, sm []int32, di, nb int) *Control {
 // dsaCacheCodeControls adds the rounding-convention controls: a written
 // code off by one where both conventions agree must fail; on fp32-scale
 // caches the one-rounding cache (the alternative) must pass, and a code
-// where the conventions differ set to neither must fail.
-func dsaCacheCodeControls(d caseData, f golden.DSAScaleFmt, ctl []Control) ([]Control, error) {
-	want, _, err := d.floats("index_cache_out")
-	if err != nil {
-		return nil, err
-	}
-	in, _, err := d.floats("index_cache")
-	if err != nil {
-		return nil, err
-	}
+// where the conventions differ set to neither must fail. in and want are
+// the case's index_cache and index_cache_out.
+func dsaCacheCodeControls(d caseData, f golden.DSAScaleFmt, in, want []float64, ctl []Control) ([]Control, error) {
 	alt := want
+	var err error
 	if f == golden.DSAScaleFP32 {
 		if alt, _, err = d.floats(dsaCacheAlt); err != nil {
 			return nil, err
@@ -844,9 +835,11 @@ func buildDSARagged(c *caseCtx, p *dsaIndexerParams) error {
 	}
 	S := S0 + dsaRaggedCanaries
 	c.addFact("kv_tokens", int64(S0))
+	var scored int64
 	for t := range ks {
-		c.addFact("scored", int64(ke[t]-ks[t]))
+		scored += int64(ke[t] - ks[t])
 	}
+	c.addFact("scored", scored)
 	c.addFact("pages", 0)
 	// Quantize the kv rows through the golden index-cache writer (one
 	// slot per row), then read codes and scales back; the canary rows

@@ -137,16 +137,23 @@ func buildMatmul(c *caseCtx, p matmulParams) error {
 	return c.writeOutput("c", p.DType, []int64{int64(m), int64(n)}, out)
 }
 
+// matmulAB reads a built case's A and B.
+func matmulAB(d caseData) (a, b []float32, err error) {
+	if a, err = d.f32("a"); err != nil {
+		return nil, nil, err
+	}
+	if b, err = d.f32("b"); err != nil {
+		return nil, nil, err
+	}
+	return a, b, nil
+}
+
 func matmulControls(d caseData) ([]Control, error) {
 	var p matmulParams
 	if err := json.Unmarshal(d.c.Params, &p); err != nil {
 		return nil, err
 	}
-	a, err := d.f32("a")
-	if err != nil {
-		return nil, err
-	}
-	b, err := d.f32("b")
+	a, b, err := matmulAB(d)
 	if err != nil {
 		return nil, err
 	}
@@ -179,11 +186,7 @@ func matmulProbes(d caseData) ([]Control, error) {
 	if err := json.Unmarshal(d.c.Params, &p); err != nil || p.DType == "float32" {
 		return nil, err
 	}
-	a, err := d.f32("a")
-	if err != nil {
-		return nil, err
-	}
-	b, err := d.f32("b")
+	a, b, err := matmulAB(d)
 	if err != nil {
 		return nil, err
 	}

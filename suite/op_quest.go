@@ -242,8 +242,10 @@ func buildQuest(c *caseCtx, p *questParams) error {
 	}
 	out := make([]float64, B*Hq*D)
 	lse := make([]float64, B*Hq)
-	dense := make([]float64, B*Hq*D)
-	denseLSE := make([]float64, B*Hq)
+	var dense, denseLSE []float64 // nil without the dense pass
+	if !p.NoDense {
+		dense, denseLSE = make([]float64, B*Hq*D), make([]float64, B*Hq)
+	}
 	W := seqWorkers()
 	scs := make([]*seqScratch, W)
 	type seqResult struct {
@@ -407,8 +409,15 @@ func buildQuest(c *caseCtx, p *questParams) error {
 			return err
 		}
 	}
+	return writeQuestOutputs(c, p.DType, B, Hq, D, out, lse, dense, margin, hasMargin)
+}
+
+// writeQuestOutputs writes a Quest case's out, lse and (dense not nil) its
+// dense_out aux, with the selection margin and the sparse/dense distance
+// in the case info.
+func writeQuestOutputs(c *caseCtx, dt string, B, Hq, D int, out, lse, dense []float64, margin float64, hasMargin bool) error {
 	shape := []int64{int64(B), int64(Hq), int64(D)}
-	if err := c.writeOutput("out", p.DType, shape, out); err != nil {
+	if err := c.writeOutput("out", dt, shape, out); err != nil {
 		return err
 	}
 	if err := c.writeRounded(tensorSpec{name: "lse", role: roleGolden, dtype: "float32", shape: []int64{int64(B), int64(Hq)}}, lse); err != nil {
@@ -417,7 +426,7 @@ func buildQuest(c *caseCtx, p *questParams) error {
 	if hasMargin {
 		c.setInfo("selection_margin", margin)
 	}
-	if p.NoDense {
+	if dense == nil {
 		return nil
 	}
 	if err := c.writeRounded(tensorSpec{name: "dense_out", role: roleAux, dtype: "float32", shape: shape}, dense); err != nil {

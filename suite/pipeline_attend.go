@@ -144,19 +144,5 @@ func attendQuest(c *caseCtx, pl *pipelinePlan, k int, kc, vc []uint16, keyCache,
 	if err := c.writeInts(tensorSpec{name: "selected", role: roleGolden, dtype: "int32", shape: []int64{int64(B), int64(hsel), int64(p.K)}}, sel); err != nil {
 		return err
 	}
-	shape := []int64{int64(B), int64(Hq), int64(D)}
-	if err := c.writeOutput("out", p.DType, shape, out); err != nil {
-		return err
-	}
-	if err := c.writeRounded(tensorSpec{name: "lse", role: roleGolden, dtype: "float32", shape: []int64{int64(B), int64(Hq)}}, lse); err != nil {
-		return err
-	}
-	if hasMargin {
-		c.setInfo("selection_margin", margin)
-	}
-	if err := c.writeRounded(tensorSpec{name: "dense_out", role: roleAux, dtype: "float32", shape: shape}, dense); err != nil {
-		return err
-	}
-	c.setInfo("sparse_dense_rel_l2", relL2(out, dense))
-	return nil
+	return writeQuestOutputs(c, p.DType, B, Hq, D, out, lse, dense, margin, hasMargin)
 }
