@@ -118,16 +118,21 @@
 //
 // Speed without new bits: on amd64 with AVX-512, whole chunks of float16
 // and bfloat16 output take a vector kernel (16 elements per step, the
-// 64x64->128 wyrand product built from 32-bit products, table gathers,
-// the same float64 products and roundings); rejected and out-of-range
-// elements are finished in Go as above. The wedge test first compares
+// 64x64->128 wyrand product built from 32-bit products, a gather of the
+// layer widths, the same float64 products and roundings). The acceptance
+// test there is coarse, with no gather: byte permutes look up the top 8
+// of zigK's 23 bits, and an element whose m>>15 is not below them (every
+// rejected one, plus the ~0.25% that tie) is marked; marked and
+// out-of-range elements are finished in Go as above, where m < K[i] is
+// tested exactly first, so a tie costs time, never a different draw. The wedge test first compares
 // against per-layer linear bounds of exp(-x*x/2) (chord and tangent,
 // widened by 1e-9) and evaluates Exp only inside that band (0.4% of wedge
 // tests); a comparison decided by the bounds is the one Exp would give.
 // TestChunkHalfVecMatchesScalar and TestSqueezeAgreesWithExp check both;
 // the pinned vectors and the numpy reference cover the rest. The kernel
-// runs where golang.org/x/sys/cpu reports AVX-512F: never under
-// GODEBUG=cpu.avx512f=off or in a -tags purego build.
+// runs where golang.org/x/sys/cpu reports AVX-512F, BW and VBMI: never
+// under GODEBUG=cpu.avx512f=off (or cpu.avx512vbmi=off) or in a -tags
+// purego build.
 //
 // Output: element i of Normal(s, dst, at, dt, scale) is z(at+i) * scale
 // computed in float64 (one rounding), then rounded once to dt, to nearest

@@ -10,7 +10,7 @@ import (
 )
 
 //go:noescape
-func chunkHalfAVX512(state uint64, dst *uint16, scale float64, c *halfVecConsts, ws *[2 * zigN]float64, zk *[zigN]uint32, rej, slow *rejectMask)
+func chunkHalfAVX512(state uint64, dst *uint16, scale float64, c *halfVecConsts, ws *[2 * zigN]float64, kc *[zigN]byte, rej, slow *rejectMask)
 
 // halfVecConsts is the constant block chunkHalfAVX512 reads (offsets fixed
 // by the assembly).
@@ -37,8 +37,9 @@ func newHalfVecConsts(lo, hi, shift, bias uint64) *halfVecConsts {
 }
 
 // useAVX512 selects chunkHalfAVX512 (TestChunkHalfVecMatchesScalar compares
-// it with chunkNormals and f16s/bf16s).
-var useAVX512 = cpu.X86.HasAVX512F
+// it with chunkNormals and f16s/bf16s). Its threshold lookup permutes bytes
+// (VPERMT2B: AVX512-VBMI; VPMOVB2M, VMOVDQU8: AVX512-BW).
+var useAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VBMI
 
 func init() {
 	if unsafe.Offsetof(halfVecConsts{}.shift) != 112 {
@@ -59,7 +60,7 @@ func chunkHalfVec(state uint64, dst []uint16, scale float64, bf bool) bool {
 		c, slowConv = bf16Vec, bf16
 	}
 	var rej, slow rejectMask
-	chunkHalfAVX512(state, &dst[0], scale, c, &zigWS, &zigK, &rej, &slow)
+	chunkHalfAVX512(state, &dst[0], scale, c, &zigWS, &zigKc, &rej, &slow)
 	if rej == (rejectMask{}) && slow == (rejectMask{}) {
 		return true
 	}

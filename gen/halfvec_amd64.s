@@ -21,7 +21,7 @@
 	VPORQ    Z16, Z14, Z14    \
 	VPMOVQW  Z14, OUT
 
-// func chunkHalfAVX512(state uint64, dst *uint16, scale float64, c *halfVecConsts, ws *[512]float64, zk *[256]uint32, rej, slow *rejectMask)
+// func chunkHalfAVX512(state uint64, dst *uint16, scale float64, c *halfVecConsts, ws *[512]float64, kc *[256]byte, rej, slow *rejectMask)
 //
 // The fast pass of chunkNormals followed by the fast path of f16s/bf16s
 // for one whole chunk (256 elements), 16 elements per iteration: the same
@@ -35,7 +35,7 @@ TEXT ·chunkHalfAVX512(SB), NOSPLIT, $0-64
 	VBROADCASTSD scale+16(FP), Z20
 	MOVQ c+24(FP), SI
 	MOVQ ws+32(FP), R8
-	MOVQ zk+40(FP), R9
+	MOVQ kc+40(FP), R9
 	MOVQ rej+48(FP), R10
 	MOVQ slow+56(FP), R11
 
@@ -58,9 +58,7 @@ TEXT ·chunkHalfAVX512(SB), NOSPLIT, $0-64
 	VPBROADCASTQ CX, Z31
 	MOVL         $0x1ff, CX
 	VPBROADCASTD CX, Z19
-	MOVL         $0xff, CX
-	VPBROADCASTD CX, Z18
-
+	
 	XORQ BX, BX
 
 loop:
@@ -91,12 +89,22 @@ loop:
 
 	VPSRLD $9, Z4, Z5   // m
 	VPANDD Z19, Z4, Z6  // layer and sign: index into zigWS
-	VPANDD Z18, Z4, Z7  // layer: index into zigK
 
-	KXNORW     K1, K1, K1
-	VPGATHERDD (R9)(Z7*4), K1, Z8
-	VPCMPUD    $5, Z8, Z5, K2 // m >= zigK[layer]: rejected
-	KMOVW      K2, (R10)(BX*2)
+	// zigKc[layer] by two 128-byte permutes of the draws' low bytes (no
+	// gather): bytes below 128 from the first half, the rest from the
+	// second. An element is marked when m>>15 >= zigKc[layer], i.e. when
+	// r >= zigKc[layer]<<24: every rejected element and the 1/256 whose
+	// top bits tie the threshold; the caller decides the marked ones
+	// exactly.
+	VMOVDQU64 (R9), Z8
+	VPERMT2B  64(R9), Z4, Z8
+	VMOVDQU64 128(R9), Z7
+	VPERMT2B  192(R9), Z4, Z7
+	VPMOVB2M  Z4, K1
+	VMOVDQU8  Z7, K1, Z8
+	VPSLLD    $24, Z8, Z8
+	VPCMPUD   $5, Z8, Z4, K2 // r >= zigKc[layer]<<24: maybe rejected
+	KMOVW     K2, (R10)(BX*2)
 
 	VCVTUDQ2PD    Y5, Z9
 	KXNORW        K3, K3, K3
