@@ -171,17 +171,29 @@ func normalTensor(s gen.Stream, dtype string, n int, at int64, scale float64) fl
 // their bits (for tensors that are written and copied bit for bit, which
 // saves faulting in a float32 copy).
 func normalValues(s gen.Stream, dtype string, n int, at int64, scale float64, needVals bool) floatTensor {
-	ft := floatTensor{dtype: dtype, dt: dtypeOf(dtype)}
+	var ft floatTensor
+	ft.drawNormal(s, dtype, n, at, scale, needVals)
+	return ft
+}
+
+// drawNormal is normalValues into ft, reusing its buffers where they are
+// large enough: a builder that draws a large tensor in pieces keeps one
+// piece's memory instead of faulting in fresh pages for every piece (on
+// the VMs measured, first-touching memory costs more than drawing it).
+func (ft *floatTensor) drawNormal(s gen.Stream, dtype string, n int, at int64, scale float64, needVals bool) {
+	ft.dtype, ft.dt = dtype, dtypeOf(dtype)
+	ft.bits, ft.vals = ft.bits[:0], ft.vals[:0]
 	if isFloat32(dtype) || needVals {
-		ft.vals = make([]float32, n)
+		ft.vals = reuse(ft.vals, n)
 	}
 	if isFloat32(dtype) {
+		ft.bits = nil
 		gen.Parallel(0, at, n, func(lo, hi int) {
 			gen.Normal(s, ft.vals[lo:hi], at+int64(lo), gen.F32, scale)
 		})
-		return ft
+		return
 	}
-	ft.bits = make([]uint16, n)
+	ft.bits = reuse(ft.bits, n)
 	dt := genDType(dtype)
 	gen.Parallel(0, at, n, func(lo, hi int) {
 		gen.Normal(s, ft.bits[lo:hi], at+int64(lo), dt, scale)
@@ -189,7 +201,17 @@ func normalValues(s gen.Stream, dtype string, n int, at int64, scale float64, ne
 			halfToF32(ft.vals[lo:hi], ft.bits[lo:hi], dtype)
 		}
 	})
-	return ft
+	if !needVals {
+		ft.vals = nil
+	}
+}
+
+// reuse returns b resized to n, reallocated only when too small.
+func reuse[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
 }
 
 // syncBits re-derives the stored bits from vals after vals were edited (the

@@ -96,7 +96,10 @@ func buildMatmul(c *caseCtx, p matmulParams) error {
 	}
 	sb := c.stream("b")
 	if p.BLayout == "KN" {
-		b := normalTensor(sb, p.DType, k*n, 0, p.ScaleB)
+		// Half dtypes keep only B's bits: each row is widened into one
+		// row of scratch on its way into the transpose (a float32 copy of
+		// all of B would be 4*k*n more bytes of fresh memory).
+		b := normalValues(sb, p.DType, k*n, 0, p.ScaleB, false)
 		if err := b.write(bt); err != nil {
 			bt.abort()
 			return err
@@ -104,8 +107,15 @@ func buildMatmul(c *caseCtx, p matmulParams) error {
 		// The NK kernel reads B rows contiguously and is several times
 		// faster; both sum over k in order, so the bits are the same.
 		bt := make([]float32, k*n)
+		row := make([]float32, n)
 		for i := 0; i < k; i++ {
-			for j, v := range b.vals[i*n : (i+1)*n] {
+			src := row
+			if b.bits != nil {
+				halfToF32(row, b.bits[i*n:(i+1)*n], p.DType)
+			} else {
+				src = b.vals[i*n : (i+1)*n]
+			}
+			for j, v := range src {
 				bt[j*k+i] = v
 			}
 		}
@@ -113,13 +123,14 @@ func buildMatmul(c *caseCtx, p matmulParams) error {
 	} else {
 		// B is [N, K]: generate row blocks, multiply each into its columns.
 		part := make([]float64, m*matmulChunkN)
+		var b floatTensor // one row block's memory, reused
 		for j0 := 0; j0 < n; j0 += matmulChunkN {
 			if err := c.ctx.Err(); err != nil {
 				bt.abort()
 				return err
 			}
 			j1 := min(n, j0+matmulChunkN)
-			b := normalTensor(sb, p.DType, (j1-j0)*k, int64(j0)*int64(k), p.ScaleB)
+			b.drawNormal(sb, p.DType, (j1-j0)*k, int64(j0)*int64(k), p.ScaleB, true)
 			if err := b.write(bt); err != nil {
 				bt.abort()
 				return err

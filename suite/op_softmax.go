@@ -125,8 +125,9 @@ func buildSoftmax(c *caseCtx, p softmaxParams) error {
 	}
 	c.setInfo("special_rows", info)
 	sx, so := c.stream("x"), c.stream("x.outlier")
-	rowsOf := func(r0, r1 int) floatTensor {
-		x := normalTensor(sx, p.DType, (r1-r0)*n, int64(r0)*int64(n), p.Scale)
+	var x floatTensor // one row block's memory, reused by every block
+	rowsOf := func(r0, r1 int) *floatTensor {
+		x.drawNormal(sx, p.DType, (r1-r0)*n, int64(r0)*int64(n), p.Scale, true)
 		for r := r0; r < r1; r++ {
 			k, ok := kinds[r]
 			if !ok {
@@ -161,7 +162,7 @@ func buildSoftmax(c *caseCtx, p softmaxParams) error {
 				}
 			}
 		}
-		return x
+		return &x
 	}
 	shape := []int64{int64(m), int64(n)}
 	xt, err := c.create(tensorSpec{name: "x", role: roleInput, dtype: p.DType, shape: shape})

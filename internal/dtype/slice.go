@@ -3,6 +3,7 @@ package dtype
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/goldset/goldset/npy"
 )
 
 // Encode rounds every value of src into d's stored bytes, little-endian,
@@ -24,6 +25,23 @@ func (d DType) Encode(dst []byte, src []float64) {
 	case Float4E2M1x2:
 		for i := range dst {
 			dst[i] = E2M1FromF64(src[2*i]) | E2M1FromF64(src[2*i+1])<<4
+		}
+	// The bulk float types (goldens' outputs) in loops of their own: the
+	// generic loop's two switches per element cost as much as the rounding.
+	case Float16:
+		dst = dst[:2*len(src)]
+		for i, v := range src {
+			binary.LittleEndian.PutUint16(dst[2*i:], npy.F16FromF64(v))
+		}
+	case BFloat16:
+		dst = dst[:2*len(src)]
+		for i, v := range src {
+			binary.LittleEndian.PutUint16(dst[2*i:], npy.BF16FromF64(v))
+		}
+	case Float32:
+		dst = dst[:4*len(src)]
+		for i, v := range src {
+			binary.LittleEndian.PutUint32(dst[4*i:], f32FromF64(v))
 		}
 	default:
 		size := d.ItemSize()
