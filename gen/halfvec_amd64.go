@@ -20,16 +20,17 @@ type halfVecConsts struct {
 	xor   uint64
 	lo    uint64
 	span  uint64
-	half  uint64
+	half  uint64 // 1<<(shift-1) - 1 - bias: half an ulp less one, rebiased
 	bias  uint64
 	shift uint64
+	lsb   uint64 // 1<<shift: the lowest kept bit
 }
 
 var f16Vec, bf16Vec = newHalfVecConsts(f16Lo, f16Hi, 42, (1023-15)<<52), newHalfVecConsts(bf16Lo, bf16Hi, 45, (1023-127)<<52)
 
 func newHalfVecConsts(lo, hi, shift, bias uint64) *halfVecConsts {
 	inc := uint64(wyInc)
-	c := &halfVecConsts{inc8: 8 * inc, xor: wyXor, lo: lo, span: hi - lo, half: 1<<(shift-1) - 1, bias: bias, shift: shift}
+	c := &halfVecConsts{inc8: 8 * inc, xor: wyXor, lo: lo, span: hi - lo, half: 1<<(shift-1) - 1 - bias, bias: bias, shift: shift, lsb: 1 << shift}
 	for i := range c.incs {
 		c.incs[i] = uint64(i+1) * inc
 	}
@@ -42,7 +43,7 @@ func newHalfVecConsts(lo, hi, shift, bias uint64) *halfVecConsts {
 var useAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VBMI
 
 func init() {
-	if unsafe.Offsetof(halfVecConsts{}.shift) != 112 {
+	if unsafe.Offsetof(halfVecConsts{}.shift) != 112 || unsafe.Offsetof(halfVecConsts{}.lsb) != 120 {
 		panic("gen: halfVecConsts layout does not match the assembly")
 	}
 }

@@ -5,21 +5,20 @@
 // ROUND rounds the 8 float64 lanes of Y (already scaled) to half bits with
 // the fast path of f16Fast/bf16Fast, packs them to 8 words in OUT and sets
 // SLOW for lanes outside the format's normal range (the Go caller redoes
-// those with the exact converter). Clobbers Z14-Z17.
+// those with the exact converter). a + (half ulp - 1 - bias) + lowest kept
+// bit is f16Fast's a + half + lsb - bias (wrapping sums). Clobbers
+// Z14-Z16, K7.
 #define ROUND(Y, OUT, SLOW) \
-	VPANDQ   Z29, Y, Z14      \ // a = |y| bits
-	VPSUBQ   Z23, Z14, Z15    \ // a - lo
-	VPCMPUQ  $5, Z24, Z15, SLOW \ // a - lo >= hi - lo (unsigned)
-	VPSRLVQ  Z27, Z14, Z15    \ // a >> sh
-	VPANDQ   Z30, Z15, Z15    \ // & 1
-	VPADDQ   Z25, Z14, Z14    \ // + half ulp - 1
-	VPADDQ   Z15, Z14, Z14    \ // + lowest kept bit (ties to even)
-	VPSUBQ   Z26, Z14, Z14    \ // rebias the exponent
-	VPSRLVQ  Z27, Z14, Z14    \
-	VPSRLQ   $48, Y, Z16      \
-	VPANDQ   Z31, Z16, Z16    \ // sign
-	VPORQ    Z16, Z14, Z14    \
-	VPMOVQW  Z14, OUT
+	VPANDQ     Z29, Y, Z14      \ // a = |y| bits
+	VPSUBQ     Z23, Z14, Z15    \ // a - lo
+	VPCMPUQ    $5, Z24, Z15, SLOW \ // a - lo >= hi - lo (unsigned)
+	VPTESTMQ   Z18, Z14, K7     \ // lowest kept bit set (ties to even)
+	VPADDQ     Z25, Z14, Z14    \ // + half ulp - 1 - bias
+	VPADDQ     Z30, Z14, K7, Z14 \ // + 1 where that bit is set
+	VPSRLVQ    Z27, Z14, Z14    \
+	VPSRLQ     $48, Y, Z16      \ // sign at bit 15
+	VPTERNLOGQ $0xf8, Z31, Z16, Z14 \ // | sign & 0x8000
+	VPMOVQW    Z14, OUT
 
 // func chunkHalfAVX512(state uint64, dst *uint16, scale float64, c *halfVecConsts, ws *[512]float64, kc *[256]byte, rej, slow *rejectMask)
 //
@@ -45,9 +44,9 @@ TEXT ·chunkHalfAVX512(SB), NOSPLIT, $0-64
 	VPBROADCASTQ 72(SI), Z22  // xor
 	VPBROADCASTQ 80(SI), Z23  // lo
 	VPBROADCASTQ 88(SI), Z24  // hi - lo
-	VPBROADCASTQ 96(SI), Z25  // 1<<(sh-1) - 1
-	VPBROADCASTQ 104(SI), Z26 // bias
+	VPBROADCASTQ 96(SI), Z25  // 1<<(sh-1) - 1 - bias
 	VPBROADCASTQ 112(SI), Z27 // sh
+	VPBROADCASTQ 120(SI), Z18 // 1<<sh
 	MOVQ         $0xffffffff, CX
 	VPBROADCASTQ CX, Z28
 	MOVQ         $0x7fffffffffffffff, CX
