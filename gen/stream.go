@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"math/bits"
-	"runtime"
 
 	"github.com/goldset/goldset/internal/cpuslots"
 )
@@ -218,7 +217,7 @@ func Parallel(workers int, at int64, n int, fn func(lo, hi int)) {
 		return lo, min(hi, n)
 	}
 	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+		workers = cpuslots.Procs()
 	}
 	workers = min(workers, pieces)
 	if workers == 1 {

@@ -4,10 +4,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 
+	"github.com/goldset/goldset/internal/cpuslots"
 	"github.com/goldset/goldset/internal/dtype"
 )
 
@@ -363,7 +363,7 @@ func dsaIndexer(logits []float64, topkLogical, topkPhysical []int32, info []DSAR
 	nn, hi, di := dims.NN, dims.HI, dims.DI
 	width := dims.MAXB * DSABlockSize
 	workers := numWorkers(dims.B)
-	inner := max(1, runtime.GOMAXPROCS(0)/workers) // chunk workers per sequence
+	inner := max(1, cpuslots.Procs()/workers) // chunk workers per sequence
 	scratch := make([]*dsaScratch, workers)
 	defer putDSAScratch(scratch)
 	errs := make([]error, dims.B)
@@ -740,7 +740,7 @@ func DSAIndexerRagged(logits []float64, topk []int32, info []DSARowInfo, q []uin
 		}
 	}
 	workers := numWorkers(t)
-	inner := max(1, runtime.GOMAXPROCS(0)/workers) // chunk workers per row
+	inner := max(1, cpuslots.Procs()/workers) // chunk workers per row
 	scratch := make([]*dsaScratch, workers)
 	defer putDSAScratch(scratch)
 	errs := make([]error, t)

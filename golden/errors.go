@@ -3,7 +3,6 @@ package golden
 import (
 	"errors"
 	"fmt"
-	"runtime"
 
 	"github.com/goldset/goldset/internal/cpuslots"
 )
@@ -120,4 +119,4 @@ func parallelFor(workers, n int, fn func(worker, unit int)) {
 }
 
 // numWorkers is the scratch-slot count parallelFor needs for n units.
-func numWorkers(n int) int { return max(1, min(runtime.GOMAXPROCS(0), n)) }
+func numWorkers(n int) int { return max(1, min(cpuslots.Procs(), n)) }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"runtime"
 	"runtime/trace"
 	"slices"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/goldset/goldset/compare"
 	"github.com/goldset/goldset/gen"
 	"github.com/goldset/goldset/internal/bufpool"
+	"github.com/goldset/goldset/internal/cpuslots"
 	"github.com/goldset/goldset/internal/hugemem"
 	"github.com/goldset/goldset/manifests"
 	"github.com/goldset/goldset/npy"
@@ -747,7 +747,7 @@ func (c *caseCtx) write(ts tensorSpec, fill func(*tensorOut) error) error {
 	return t.close()
 }
 
-func defaultJobs() int { return runtime.GOMAXPROCS(0) }
+func defaultJobs() int { return cpuslots.Procs() }
 
 // manifestsRecipeCase shortens signatures.
 type manifestsRecipeCase = manifests.RecipeCase

@@ -1,7 +1,6 @@
 package cpuslots
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -11,7 +10,7 @@ var inUse atomic.Int64
 
 // tryAcquire takes a helper slot if one is free.
 func tryAcquire() bool {
-	limit := int64(runtime.GOMAXPROCS(0) - 1)
+	limit := int64(Procs() - 1)
 	for {
 		n := inUse.Load()
 		if n >= limit {

@@ -3,6 +3,7 @@ package dtype
 import (
 	"encoding/binary"
 	"fmt"
+
 	"github.com/goldset/goldset/npy"
 )
 
