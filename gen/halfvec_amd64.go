@@ -69,12 +69,18 @@ func chunkHalfVec(state uint64, dst []uint16, scale float64, bf bool) bool {
 	for i := range rej { // set bits only, ascending: finish draws in k order
 		for m := rej[i] | slow[i]; m != 0; m &= m - 1 {
 			k := i*64 + bits.TrailingZeros64(m)
+			r := primary(state, k)
 			if rej.has(k) {
-				dst[k] = slowConv(float64(finish(&o, primary(state, k)) * scale))
-			} else {
-				x, _ := candidate(primary(state, k))
-				dst[k] = slowConv(float64(x * scale))
+				if r>>9 >= zigK[uint8(r)] { // rejected: overflow draws
+					dst[k] = slowConv(float64(finish(&o, r) * scale))
+					continue
+				}
+				if !slow.has(k) { // a tie, accepted: the kernel's bits stand
+					continue
+				}
 			}
+			x, _ := candidate(r)
+			dst[k] = slowConv(float64(x * scale))
 		}
 	}
 	return true

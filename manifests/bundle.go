@@ -2,7 +2,6 @@ package manifests
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/goldset/goldset/internal/sha256x2"
 	"github.com/goldset/goldset/internal/shutdown"
 )
 
@@ -153,7 +153,7 @@ func (b *BundleWriter) Create(rel string, compress bool) (*FileWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manifests: %w", err)
 	}
-	fw := &FileWriter{f: f, h: sha256.New(), path: p}
+	fw := &FileWriter{f: f, h: sha256x2.New(), path: p}
 	b.mu.Lock()
 	b.files = append(b.files, p)
 	b.mu.Unlock()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/goldset/goldset/internal/bufpool"
 	"github.com/goldset/goldset/internal/hugemem"
+	"github.com/goldset/goldset/internal/sha256x2"
 )
 
 // Direct I/O. A bundle is usually larger than the page cache can hold, and
@@ -97,12 +98,18 @@ func (d *directWriter) startHashing() {
 	}
 	go func(in <-chan hashJob) {
 		defer close(d.hdone)
+		dg, pairable := d.h.(*sha256x2.Digest)
+		done := make(chan struct{}, 1)
 		for j := range in {
 			if j.mark >= 0 {
 				d.hashed[j.mark] <- struct{}{}
 				continue
 			}
-			d.h.Write(j.b)
+			if pairable {
+				pairedWrite(dg, j.b, done)
+			} else {
+				d.h.Write(j.b)
+			}
 		}
 	}(d.hq)
 }
