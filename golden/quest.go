@@ -480,7 +480,7 @@ func sparseAttention(out, lse []float64, q []float32, kCache, vCache kvView, blo
 			mine = rest
 			ws.groups = append(ws.groups[:0], headGroup{kvh: kvh, start: 0, end: len(ws.heads)})
 			ws.logical = append(ws.logical[:0], heads[first]...)
-			attend(ws, out, lse, q, kCache, vCache, blockTables[b*dims.MAXB:(b+1)*dims.MAXB], int(contextLens[b]), dims, b, scale, o.tailUnmasked)
+			attend(ws, out, lse, q, ws.fromCache(kCache, vCache, blockTables[b*dims.MAXB:(b+1)*dims.MAXB], dims), int(contextLens[b]), dims, b, scale, o.tailUnmasked)
 		}
 	})
 	return nil
