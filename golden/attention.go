@@ -1,6 +1,7 @@
 package golden
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/goldset/goldset/internal/detmath"
@@ -154,6 +155,7 @@ type attnScratch struct {
 	rows    []float32   // [4, D] half rows widened for one token quad
 	qt      []float64   // [len(heads), D, 2] the quads' queries laid out for qkQuad
 	cache   cacheBlocks // the block source of the cache paths
+	cls     []int       // sparse attention: a class of heads
 
 	// attend's per-unit state between its phases.
 	d, bs, l, rowStride int
@@ -581,4 +583,111 @@ func qk2x2(dst0, dst1 []float64, qa, qb []float64, k0, k1 []float32, scale float
 	dst1 = dst1[:2]
 	dst0[0], dst0[1] = scale*a0, scale*a1
 	dst1[0], dst1[1] = scale*b0, scale*b1
+}
+
+// KVFeed supplies one sequence's key and value blocks to
+// PagedAttentionFeed and SparseAttentionFeed as they are needed, so a
+// caller that produces its cache block by block (the suite regenerates
+// blocks from their seeds) need not assemble the sequence in memory.
+type KVFeed interface {
+	// Block returns logical block list[n] of the keys (value false) or of
+	// the values (value true), [BS, Hkv, D] row-major: float32 values (f)
+	// for a float32 feed, else half bits (h). The slice is read only until
+	// the next call. Each pass asks for n = 0, 1, ... of one ascending
+	// list, every block once, so a feed may produce list[n:] ahead.
+	Block(value bool, list []int, n int) (f []float32, h []uint16)
+}
+
+// feedBlocks is the blockSource of a KVFeed: every block at offset 0.
+type feedBlocks struct {
+	feed KVFeed
+	ht   HalfType // 0: float32
+	n    int      // elements per block
+}
+
+func (f *feedBlocks) block(value bool, list []int, n int) (kvView, int) {
+	fv, hv := f.feed.Block(value, list, n)
+	c := f32View(fv)
+	if f.ht != 0 {
+		c = halfView(hv, f.ht)
+	}
+	if c.len() != f.n {
+		panic("golden: KVFeed.Block returned a block of the wrong length")
+	}
+	return c, 0
+}
+
+// AttentionScratch is memory that PagedAttentionFeed and
+// SparseAttentionFeed reuse from call to call (one call at a time); the
+// zero value is ready, nil allocates afresh.
+type AttentionScratch struct {
+	units []*attnScratch // one per unit of a call, kept for reuse
+	feed  feedBlocks
+	union []int   // SparseAttentionFeed: the blocks any unit reads
+	next  []int   // per unit: the index of its next block in its list
+	lists [][]int // per query head: its block list
+	cls   []int
+}
+
+// Reserve sizes the scratch for PagedAttentionFeed on sequences of up to
+// tokens tokens with hq query heads, so that the calls do not allocate
+// their scores as longer sequences arrive.
+func (s *AttentionScratch) Reserve(hq, tokens int) {
+	ws := s.unit(0)
+	ws.s = grow(ws.s, hq*tokens)
+}
+
+// unit returns the k-th unit's scratch.
+func (s *AttentionScratch) unit(k int) *attnScratch {
+	for len(s.units) <= k {
+		s.units = append(s.units, new(attnScratch))
+	}
+	return s.units[k]
+}
+
+// feedFrom validates what the Feed entry points share (one sequence of
+// length l, ht) and points sc.feed at feed.
+func (s *AttentionScratch) feedFrom(out, lse []float64, q []float32, feed KVFeed, ht HalfType, l int, dims AttentionDims) (*feedBlocks, error) {
+	if err := dims.check(); err != nil {
+		return nil, err
+	}
+	if dims.B != 1 {
+		return nil, fmt.Errorf("golden: a feed holds one sequence, dims.B = %d: %w", dims.B, ErrInvalidParams)
+	}
+	if ht != 0 && ht != F16 && ht != BF16 {
+		return nil, fmt.Errorf("golden: HalfType %d: %w", ht, ErrInvalidParams)
+	}
+	if len(q) != dims.Hq*dims.D {
+		panic(badLenQ)
+	}
+	checkAttnOut(out, lse, dims)
+	if l < 1 || l > dims.MAXB*dims.BS {
+		return nil, fmt.Errorf("golden: context length %d not in [1, %d]: %w", l, dims.MAXB*dims.BS, ErrContextLen)
+	}
+	s.feed = feedBlocks{feed: feed, ht: ht, n: dims.BS * dims.Hkv * dims.D}
+	return &s.feed, nil
+}
+
+// PagedAttentionFeed is PagedAttention for one sequence (dims.B = 1) of
+// context length l (at most MAXB*BS; dims.NB is not used) whose blocks
+// come from feed, ht 0 for float32 blocks, else F16 or BF16. Its result is
+// bit-identical to PagedAttention (PagedAttentionHalf) on a cache made of
+// the feed's blocks: the sums run over the same tokens in the same order.
+// sc may be nil.
+func PagedAttentionFeed(out, lse []float64, q []float32, feed KVFeed, ht HalfType, l int, dims AttentionDims, scale float64, sc *AttentionScratch) error {
+	if sc == nil {
+		sc = new(AttentionScratch)
+	}
+	src, err := sc.feedFrom(out, lse, q, feed, ht, l, dims)
+	if err != nil {
+		return err
+	}
+	ws := sc.unit(0)
+	ws.setHeads(dims, attnOpts{})
+	ws.logical = ws.logical[:0]
+	for i := range numBlocks(l, dims.BS) {
+		ws.logical = append(ws.logical, i)
+	}
+	attend(ws, out, lse, q, src, l, dims, 0, scale, false)
+	return nil
 }
