@@ -113,9 +113,10 @@ func TestPagedAttentionFeed(t *testing.T) {
 }
 
 // TestSparseAttentionFeed checks SparseAttentionFeed against
-// SparseAttention on random selections (q_head rows of one group that
-// differ, so a KV head has several classes of heads) and on the Quest
-// selection, and that each block is fed once per pass.
+// SparseAttention (and its dense pass against PagedAttention) on random
+// selections, unordered and -1 padded (q_head rows of one group differ, so
+// a KV head has several classes of heads), and that each block is fed
+// once per pass.
 func TestSparseAttentionFeed(t *testing.T) {
 	for _, ht := range []golden.HalfType{0, golden.F16, golden.BF16} {
 		for i, sh := range feedCases {
@@ -151,15 +152,39 @@ func TestSparseAttentionFeed(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
+				dense, dl := make([]float64, len(c.q)), make([]float64, dm.B*dm.Hq)
+				if ht == 0 {
+					if err := golden.PagedAttention(dense, dl, c.q, c.kc, c.vc, c.bt, c.cl, dm, c.scale); err != nil {
+						t.Fatal(err)
+					}
+				} else if err := golden.PagedAttentionHalf(dense, dl, c.q, f.kb, f.vb, ht, c.bt, c.cl, dm, c.scale); err != nil {
+					t.Fatal(err)
+				}
 				var sc golden.AttentionScratch
 				one := dm
 				one.B = 1
 				hd := dm.Hq * dm.D
 				for s := range dm.B {
+					ss := sel[s*hsel*p.K : (s+1)*hsel*p.K]
+					// With the dense pass: both results from one feed pass.
 					f.s, f.blocks = s, 0
 					out, lse := make([]float64, hd), make([]float64, dm.Hq)
-					ss := sel[s*hsel*p.K : (s+1)*hsel*p.K]
-					if err := golden.SparseAttentionFeed(out, lse, c.q[s*hd:(s+1)*hd], f, ht, int(c.cl[s]), ss, one, p, c.scale, &sc); err != nil {
+					do, dol := make([]float64, hd), make([]float64, dm.Hq)
+					if err := golden.SparseAttentionFeed(out, lse, do, dol, c.q[s*hd:(s+1)*hd], f, ht, int(c.cl[s]), ss, one, p, c.scale, &sc); err != nil {
+						t.Fatal(err)
+					}
+					if !bitsEqual(out, want[s*hd:(s+1)*hd]) || !bitsEqual(lse, wl[s*dm.Hq:(s+1)*dm.Hq]) {
+						t.Fatalf("ht %d shape %v %v seq %d: feed (with dense) differs from SparseAttention", ht, sh, gran, s)
+					}
+					if !bitsEqual(do, dense[s*hd:(s+1)*hd]) || !bitsEqual(dol, dl[s*dm.Hq:(s+1)*dm.Hq]) {
+						t.Fatalf("ht %d shape %v %v seq %d: feed's dense pass differs from PagedAttention", ht, sh, gran, s)
+					}
+					if nb := (int(c.cl[s]) + dm.BS - 1) / dm.BS; f.blocks != 2*nb {
+						t.Errorf("ht %d shape %v seq %d: %d blocks fed with the dense pass, want %d", ht, sh, s, f.blocks, 2*nb)
+					}
+					f.s, f.blocks = s, 0
+					out, lse = make([]float64, hd), make([]float64, dm.Hq)
+					if err := golden.SparseAttentionFeed(out, lse, nil, nil, c.q[s*hd:(s+1)*hd], f, ht, int(c.cl[s]), ss, one, p, c.scale, &sc); err != nil {
 						t.Fatal(err)
 					}
 					if !bitsEqual(out, want[s*hd:(s+1)*hd]) || !bitsEqual(lse, wl[s*dm.Hq:(s+1)*dm.Hq]) {
@@ -208,20 +233,20 @@ func TestAttentionFeedErrors(t *testing.T) {
 			return golden.PagedAttentionFeed(out, lse, c.q, f, 9, 10, dm, c.scale, nil)
 		}},
 		{"selection past nb", golden.ErrOutOfRange, func() error {
-			return golden.SparseAttentionFeed(out, lse, c.q, f, 0, 10, []int32{0, 3, 1, -1}, dm, p, c.scale, nil)
+			return golden.SparseAttentionFeed(out, lse, nil, nil, c.q, f, 0, 10, []int32{0, 3, 1, -1}, dm, p, c.scale, nil)
 		}},
 		{"empty selection row", golden.ErrInvalidParams, func() error {
-			return golden.SparseAttentionFeed(out, lse, c.q, f, 0, 10, []int32{0, 2, -1, -1}, dm, p, c.scale, nil)
+			return golden.SparseAttentionFeed(out, lse, nil, nil, c.q, f, 0, 10, []int32{0, 2, -1, -1}, dm, p, c.scale, nil)
 		}},
 		{"K 0", golden.ErrInvalidParams, func() error {
-			return golden.SparseAttentionFeed(out, lse, c.q, f, 0, 10, sel, dm, golden.QuestParams{}, c.scale, nil)
+			return golden.SparseAttentionFeed(out, lse, nil, nil, c.q, f, 0, 10, sel, dm, golden.QuestParams{}, c.scale, nil)
 		}},
 	} {
 		if err := tc.call(); !errors.Is(err, tc.err) {
 			t.Errorf("%s: err %v, want %v", tc.name, err, tc.err)
 		}
 	}
-	if err := golden.SparseAttentionFeed(out, lse, c.q, f, 0, 10, sel, dm, p, c.scale, nil); err != nil {
+	if err := golden.SparseAttentionFeed(out, lse, nil, nil, c.q, f, 0, 10, sel, dm, p, c.scale, nil); err != nil {
 		t.Errorf("valid sparse feed call: %v", err)
 	}
 }

@@ -521,14 +521,22 @@ func (ws *attnScratch) setUnit(heads []int, kvh int, blocks []int) {
 // The feed is asked, per pass, for the blocks that any selection row of
 // the sequence lists, ascending, each once: a block's rows of a KV head
 // are read only where a selection row of that head lists the block.
-// sc may be nil.
-func SparseAttentionFeed(out, lse []float64, q []float32, feed KVFeed, ht HalfType, l int, selected []int32, dims AttentionDims, p QuestParams, scale float64, sc *AttentionScratch) error {
+//
+// With denseOut and denseLSE not nil, the dense attention of the sequence
+// (PagedAttentionFeed's out and lse, the same bits) is computed from the
+// same blocks: the feed is then asked for every block once per pass, all
+// its rows read, instead of twice for the two attentions. sc may be nil.
+func SparseAttentionFeed(out, lse, denseOut, denseLSE []float64, q []float32, feed KVFeed, ht HalfType, l int, selected []int32, dims AttentionDims, p QuestParams, scale float64, sc *AttentionScratch) error {
 	if sc == nil {
 		sc = new(AttentionScratch)
 	}
 	src, err := sc.feedFrom(out, lse, q, feed, ht, l, dims)
 	if err != nil {
 		return err
+	}
+	dense := denseOut != nil || denseLSE != nil
+	if dense {
+		checkAttnOut(denseOut, denseLSE, dims)
 	}
 	if err := p.Granularity.check(); err != nil {
 		return err
@@ -548,7 +556,17 @@ func SparseAttentionFeed(out, lse []float64, q []float32, feed KVFeed, ht HalfTy
 	// The units (KV head, class of heads) of SparseAttention, their passes
 	// interleaved: each block the feed produces serves every unit that
 	// reads it, in each unit's token order, so no unit's bits change.
+	// The dense pass, if any, is one more unit: every head, every block.
 	var units []*attnScratch
+	if dense {
+		ws := sc.unit(0)
+		ws.setHeads(dims, attnOpts{})
+		ws.logical = ws.logical[:0]
+		for i := range numBlocks(l, dims.BS) {
+			ws.logical = append(ws.logical, i)
+		}
+		units = append(units, ws)
+	}
 	for kvh := range dims.Hkv {
 		sc.cls = headClasses(sc.lists, sc.cls, selected, 0, kvh, dims, p, attnOpts{}, nil, func(heads, blocks []int) {
 			ws := sc.unit(len(units))
@@ -570,7 +588,11 @@ func SparseAttentionFeed(out, lse []float64, q []float32, feed KVFeed, ht HalfTy
 		ws.probs()
 	}
 	sc.feedPass(src, true, units)
-	for _, ws := range units {
+	for k, ws := range units {
+		if dense && k == 0 {
+			ws.finish(denseOut, denseLSE, dims.Hq, 0)
+			continue
+		}
 		ws.finish(out, lse, dims.Hq, 0)
 	}
 	return nil

@@ -327,7 +327,11 @@ func buildQuest(c *caseCtx, p *questParams) error {
 			}
 		}
 		// Sparse attention reads the rows of the selected blocks' KV heads
-		// only.
+		// only; the dense pass, if any, runs on the same produced blocks
+		// (all rows of all of them).
+		if !p.NoDense {
+			return f.sparseAttention(out[b*Hq*D:(b+1)*Hq*D], lse[b*Hq:(b+1)*Hq], dense[b*Hq*D:(b+1)*Hq*D], denseLSE[b*Hq:(b+1)*Hq], qb, b, r.sel, nil, dims, qp, p.Scale)
+		}
 		G := Hq / Hkv
 		heads := make([]bool, nb*Hkv) // [logical block, KV head]
 		for row := range hsel {
@@ -342,15 +346,7 @@ func buildQuest(c *caseCtx, p *questParams) error {
 			}
 		}
 		want := func(i int) []bool { return heads[i*Hkv : (i+1)*Hkv] }
-		if err := f.sparseAttention(out[b*Hq*D:(b+1)*Hq*D], lse[b*Hq:(b+1)*Hq], qb, b, r.sel, want, dims, qp, p.Scale); err != nil {
-			return err
-		}
-		if p.NoDense {
-			return nil
-		}
-		// The dense pass streams the whole sequence again: a second draw
-		// of the selected rows, instead of a gathered copy of it all.
-		return f.pagedAttention(dense[b*Hq*D:(b+1)*Hq*D], denseLSE[b*Hq:(b+1)*Hq], qb, b, dims, p.Scale)
+		return f.sparseAttention(out[b*Hq*D:(b+1)*Hq*D], lse[b*Hq:(b+1)*Hq], nil, nil, qb, b, r.sel, want, dims, qp, p.Scale)
 	}
 	emit := func(b int) error {
 		r, nb := &res[b%window], l.nb[b]

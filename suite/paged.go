@@ -696,10 +696,12 @@ func (f *seqFeed) pagedAttention(out, lse []float64, q []float32, b int, dims go
 }
 
 // sparseAttention runs Quest's sparse attention of sequence b over the
-// feed, producing only the rows of the KV heads want(i) marks.
-func (f *seqFeed) sparseAttention(out, lse []float64, q []float32, b int, sel []int32, want func(int) []bool, dims golden.AttentionDims, qp golden.QuestParams, scale float64) error {
+// feed, producing only the rows of the KV heads want(i) marks; with dense
+// and denseLSE not nil (want nil) also the dense attention, from the same
+// blocks.
+func (f *seqFeed) sparseAttention(out, lse, dense, denseLSE []float64, q []float32, b int, sel []int32, want func(int) []bool, dims golden.AttentionDims, qp golden.QuestParams, scale float64) error {
 	f.start(b, want)
-	return golden.SparseAttentionFeed(out, lse, q, f, f.ht, f.ks.l.lens[b], sel, dims, qp, scale, &f.sc)
+	return golden.SparseAttentionFeed(out, lse, dense, denseLSE, q, f, f.ht, f.ks.l.lens[b], sel, dims, qp, scale, &f.sc)
 }
 
 // keyMetadata computes Quest's block metadata, kmax and kmin [nb, Hkv, D],
