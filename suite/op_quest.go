@@ -263,6 +263,7 @@ func buildQuest(c *caseCtx, p *questParams) error {
 	}
 	for w := range feeds {
 		feeds[w] = newSeqFeed(l, ks, vs)
+		feeds[w].keepKeys = !p.NoDense
 	}
 	meta := make([]float64, maxb*Hkv*D)
 	scoreRow := make([]float64, hsel*maxb)

@@ -632,10 +632,17 @@ type seqFeed struct {
 	value  bool
 	list   []int
 	lo, hi int
+	// keepKeys makes keyMetadata keep sequence kept's keys in keys,
+	// [nb, BS, Hkv, D], for the attention to read: Quest's dense pass
+	// reads them all again, and a second draw costs more than the
+	// scratch.
+	keepKeys bool
+	keys     *floatTensor
+	kept     int
 }
 
 func newSeqFeed(l *layout, ks, vs *kvSource) *seqFeed {
-	f := &seqFeed{ks: ks, vs: vs}
+	f := &seqFeed{ks: ks, vs: vs, kept: -1}
 	if !isFloat32(l.p.DType) {
 		f.ht = halfType(l.p.DType)
 	}
@@ -656,6 +663,13 @@ func (f *seqFeed) start(b int, want func(i int) []bool) {
 
 // Block implements golden.KVFeed.
 func (f *seqFeed) Block(value bool, list []int, n int) ([]float32, []uint16) {
+	if !value && f.kept == f.b {
+		be := f.ks.l.blockElems()
+		if f.keys.bits != nil {
+			return nil, f.keys.bits[list[n]*be : (list[n]+1)*be]
+		}
+		return f.keys.vals[list[n]*be : (list[n]+1)*be], nil
+	}
 	same := len(list) == len(f.list) && len(list) > 0 && &list[0] == &f.list[0]
 	if value != f.value || !same || n < f.lo || n >= f.hi {
 		f.fill(value, list, n)
@@ -706,14 +720,34 @@ func (f *seqFeed) sparseAttention(out, lse, dense, denseLSE []float64, q []float
 
 // keyMetadata computes Quest's block metadata, kmax and kmin [nb, Hkv, D],
 // of sequence b, regenerating its key blocks one at a time per buffer
-// (the metadata of a block depends on that block alone).
+// (the metadata of a block depends on that block alone), or into f.keys
+// with keepKeys.
 func (f *seqFeed) keyMetadata(kmax, kmin []float64, b int) error {
 	l := f.ks.l
-	row := l.p.Hkv * l.p.D
+	row, be := l.p.Hkv*l.p.D, l.blockElems()
+	if f.keepKeys && f.keys == nil {
+		f.keys = &floatTensor{dtype: l.p.DType, dt: dtypeOf(l.p.DType)}
+		if isFloat32(l.p.DType) {
+			f.keys.vals = make([]float32, slices.Max(l.nb)*be)
+			hugemem.Advise(f.keys.vals)
+		} else {
+			f.keys.bits = make([]uint16, slices.Max(l.nb)*be)
+			hugemem.Advise(f.keys.bits)
+		}
+	}
+	if f.keepKeys {
+		f.kept = b
+	}
 	errs := make([]error, len(f.bufs))
 	parallelChunks(len(f.bufs), l.nb[b], func(w, lo, hi int) {
-		ft := f.bufs[w]
 		for i := lo; i < hi && errs[w] == nil; i++ {
+			ft := f.bufs[w]
+			if f.keepKeys { // the block in place, the buffer's values as scratch
+				ft = f.keys.slice(i*be, (i+1)*be)
+				if ft.bits != nil {
+					ft.vals = f.bufs[w].vals
+				}
+			}
 			f.ks.blockHeads(ft, int(l.bt[b*l.maxb+i]), ft.bits == nil, nil)
 			tokens := min(l.p.BS, l.lens[b]-i*l.p.BS)
 			errs[w] = blockMetadata(kmax[i*row:(i+1)*row], kmin[i*row:(i+1)*row], ft, l.p, tokens)
