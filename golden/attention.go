@@ -1,6 +1,7 @@
 package golden
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/goldset/goldset/internal/detmath"
@@ -137,7 +138,7 @@ func pagedAttention(out, lse []float64, q []float32, kCache, vCache kvView, bloc
 		for i := range numBlocks(l, dims.BS) {
 			ws.logical = append(ws.logical, i)
 		}
-		attend(ws, out, lse, q, kCache, vCache, blockTables[b*dims.MAXB:(b+1)*dims.MAXB], l, dims, b, scale, o.tailUnmasked)
+		attend(ws, out, lse, q, ws.fromCache(kCache, vCache, blockTables[b*dims.MAXB:(b+1)*dims.MAXB], dims), l, dims, b, scale, o.tailUnmasked)
 	})
 	return nil
 }
@@ -153,6 +154,14 @@ type attnScratch struct {
 	m, sum  []float64   // [len(heads)]
 	rows    []float32   // [4, D] half rows widened for one token quad
 	qt      []float64   // [len(heads), D, 2] the quads' queries laid out for qkQuad
+	cache   cacheBlocks // the block source of the cache paths
+	cls     []int       // sparse attention: a class of heads
+
+	// attend's per-unit state between its phases.
+	d, bs, l, rowStride int
+	tokens, t           int // the unit's tokens; the next one's index
+	scale               float64
+	tailUnmasked, vec   bool
 }
 
 // setHeads lists every query head, grouped by the KV head it reads.
@@ -188,17 +197,70 @@ func grow(s []float64, n int) []float64 {
 	return s[:n]
 }
 
+// blockSource gives attend the rows of the logical blocks it reads.
+type blockSource interface {
+	// block returns the view holding logical block list[n] of the keys
+	// (value false) or the values (value true) and the offset of its
+	// first row. attend asks for n = 0, 1, ... in each pass.
+	block(value bool, list []int, n int) (kvView, int)
+}
+
+// cacheBlocks is the blockSource of a whole paged cache: logical block i
+// of the sequence is physical block bt[i].
+type cacheBlocks struct {
+	k, v   kvView
+	bt     []int32 // the sequence's block-table row
+	stride int     // elements per block: BS*Hkv*D
+}
+
+func (c *cacheBlocks) block(value bool, list []int, n int) (kvView, int) {
+	base := int(c.bt[list[n]]) * c.stride
+	if value {
+		return c.v, base
+	}
+	return c.k, base
+}
+
+// fromCache points ws.cache at sequence bt's blocks of the caches.
+func (ws *attnScratch) fromCache(kCache, vCache kvView, bt []int32, dims AttentionDims) *cacheBlocks {
+	ws.cache = cacheBlocks{k: kCache, v: vCache, bt: bt, stride: dims.BS * dims.Hkv * dims.D}
+	return &ws.cache
+}
+
 // attend computes out and lse for the query heads ws.heads of sequence b,
-// each group reading its KV head, over the tokens of logical blocks ws.logical (valid
-// tokens only unless tailUnmasked). Each head's result depends only on its
-// own query, kvh and the token list: pairing heads changes no bits.
-func attend(ws *attnScratch, out, lse []float64, q []float32, kCache, vCache kvView, bt []int32, l int, dims AttentionDims, b int, scale float64, tailUnmasked bool) {
+// each group reading its KV head, over the tokens of logical blocks
+// ws.logical (valid tokens only unless tailUnmasked), taken from src.
+// Each head's result depends only on its own query, kvh and the token
+// list: pairing heads, and where the rows of a block live, change no bits.
+//
+// The phases (start, scoreBlock per block, probs, valueBlock per block,
+// finish) are separate so that a streaming caller can feed several units'
+// passes from one produced block (see sparseFeed).
+func attend(ws *attnScratch, out, lse []float64, q []float32, src blockSource, l int, dims AttentionDims, b int, scale float64, tailUnmasked bool) {
+	ws.start(q, l, dims, b, scale, tailUnmasked)
+	for n, i := range ws.logical {
+		c, base := src.block(false, ws.logical, n)
+		ws.scoreBlock(c, base, i)
+	}
+	ws.probs()
+	for n, i := range ws.logical {
+		c, base := src.block(true, ws.logical, n)
+		ws.valueBlock(c, base, i)
+	}
+	ws.finish(out, lse, dims.Hq, b)
+}
+
+// start sizes the scratch for the unit's tokens, loads its queries and
+// resets the token cursor.
+func (ws *attnScratch) start(q []float32, l int, dims AttentionDims, b int, scale float64, tailUnmasked bool) {
 	d, bs := dims.D, dims.BS
 	nh := len(ws.heads)
 	tokens := 0
 	for _, i := range ws.logical {
 		tokens += blockTokens(i, l, bs, tailUnmasked)
 	}
+	ws.d, ws.bs, ws.l, ws.rowStride = d, bs, l, dims.Hkv*d
+	ws.tokens, ws.t, ws.scale, ws.tailUnmasked = tokens, 0, scale, tailUnmasked
 	ws.q = grow(ws.q, nh*d)
 	ws.s = grow(ws.s, nh*tokens)
 	ws.acc = grow(ws.acc, nh*d)
@@ -207,81 +269,87 @@ func attend(ws *attnScratch, out, lse []float64, q []float32, kCache, vCache kvV
 	if cap(ws.rows) < 4*d {
 		ws.rows = make([]float32, 4*d)
 	}
-	r0, r1, r2, r3 := ws.rows[:d], ws.rows[d:2*d], ws.rows[2*d:3*d], ws.rows[3*d:4*d]
 	for i, h := range ws.heads {
 		qh := q[(b*dims.Hq+h)*d : (b*dims.Hq+h+1)*d]
 		for e, x := range qh {
 			ws.q[i*d+e] = float64(x)
 		}
 	}
-	rowStride := dims.Hkv * d
 
 	// The AVX-512 tiles (attn_amd64.s) take the heads of each group four
 	// at a time when d%8 == 0; the heads left over, and the odd last token
 	// of a block in the score pass, go through the Go loops. Both give
 	// every score and accumulator element the same bits.
-	vec := false
+	ws.vec = false
 	if hasAttnVec && d%8 == 0 {
 		ws.qt = grow(ws.qt, 2*nh*d)
 		for _, g := range ws.groups {
 			for hi := g.start; hi < g.quadEnd(true); hi += 4 {
 				fillQT(ws.qt[2*hi*d:2*(hi+4)*d], ws.q[hi*d:(hi+4)*d], d)
-				vec = true
+				ws.vec = true
 			}
 		}
 	}
+}
 
-	// Pass 1: scores. Tokens go four at a time and heads two at a time so
-	// each loaded K element feeds several products; every (head, token)
-	// score is the same sequential sum whatever the grouping.
-	t := 0
-	for _, i := range ws.logical {
-		base := int(bt[i]) * bs * rowStride
-		cnt := blockTokens(i, l, bs, tailUnmasked)
-		if vec {
-			scoreQuads(ws, kCache, base, rowStride, cnt, t, tokens, d, scale)
-		}
-		off := 0
-		for ; off+4 <= cnt; off += 4 {
-			for _, g := range ws.groups {
-				if g.quadEnd(vec) == g.end {
-					continue
-				}
-				o := base + off*rowStride + g.kvh*d
-				k0 := kCache.row(r0, o, d)
-				k1 := kCache.row(r1, o+rowStride, d)
-				k2 := kCache.row(r2, o+2*rowStride, d)
-				k3 := kCache.row(r3, o+3*rowStride, d)
-				hi := g.quadEnd(vec)
-				for ; hi+2 <= g.end; hi += 2 {
-					s0 := ws.s[hi*tokens+t : hi*tokens+t+4]
-					s1 := ws.s[(hi+1)*tokens+t : (hi+1)*tokens+t+4]
-					qk2x2(s0[:2], s1[:2], ws.q[hi*d:(hi+1)*d], ws.q[(hi+1)*d:(hi+2)*d], k0, k1, scale)
-					qk2x2(s0[2:], s1[2:], ws.q[hi*d:(hi+1)*d], ws.q[(hi+1)*d:(hi+2)*d], k2, k3, scale)
-				}
-				if hi < g.end {
-					qk1x4(ws.s[hi*tokens+t:hi*tokens+t+4], ws.q[hi*d:(hi+1)*d], k0, k1, k2, k3, scale)
-				}
-			}
-			t += 4
-		}
-		for ; off < cnt; off++ {
-			for _, g := range ws.groups {
-				if g.quadEnd(vec) == g.end {
-					continue
-				}
-				o := base + off*rowStride + g.kvh*d
-				k := kCache.row(r0, o, d)
-				for hi := g.quadEnd(vec); hi < g.end; hi++ {
-					ws.s[hi*tokens+t] = scale * dot(ws.q[hi*d:(hi+1)*d], k)
-				}
-			}
-			t++
-		}
+// scoreBlock is pass 1 for logical block i, its K rows at base of kCache:
+// the scores of its tokens, the next ones of the unit's token list.
+// Tokens go four at a time and heads two at a time so each loaded K
+// element feeds several products; every (head, token) score is the same
+// sequential sum whatever the grouping.
+func (ws *attnScratch) scoreBlock(kCache kvView, base, i int) {
+	d, rowStride, tokens, scale, vec := ws.d, ws.rowStride, ws.tokens, ws.scale, ws.vec
+	r0, r1, r2, r3 := ws.rows[:d], ws.rows[d:2*d], ws.rows[2*d:3*d], ws.rows[3*d:4*d]
+	t := ws.t
+	cnt := blockTokens(i, ws.l, ws.bs, ws.tailUnmasked)
+	if vec {
+		scoreQuads(ws, kCache, base, rowStride, cnt, t, tokens, d, scale)
 	}
+	off := 0
+	for ; off+4 <= cnt; off += 4 {
+		for _, g := range ws.groups {
+			if g.quadEnd(vec) == g.end {
+				continue
+			}
+			o := base + off*rowStride + g.kvh*d
+			k0 := kCache.row(r0, o, d)
+			k1 := kCache.row(r1, o+rowStride, d)
+			k2 := kCache.row(r2, o+2*rowStride, d)
+			k3 := kCache.row(r3, o+3*rowStride, d)
+			hi := g.quadEnd(vec)
+			for ; hi+2 <= g.end; hi += 2 {
+				s0 := ws.s[hi*tokens+t : hi*tokens+t+4]
+				s1 := ws.s[(hi+1)*tokens+t : (hi+1)*tokens+t+4]
+				qk2x2(s0[:2], s1[:2], ws.q[hi*d:(hi+1)*d], ws.q[(hi+1)*d:(hi+2)*d], k0, k1, scale)
+				qk2x2(s0[2:], s1[2:], ws.q[hi*d:(hi+1)*d], ws.q[(hi+1)*d:(hi+2)*d], k2, k3, scale)
+			}
+			if hi < g.end {
+				qk1x4(ws.s[hi*tokens+t:hi*tokens+t+4], ws.q[hi*d:(hi+1)*d], k0, k1, k2, k3, scale)
+			}
+		}
+		t += 4
+	}
+	for ; off < cnt; off++ {
+		for _, g := range ws.groups {
+			if g.quadEnd(vec) == g.end {
+				continue
+			}
+			o := base + off*rowStride + g.kvh*d
+			k := kCache.row(r0, o, d)
+			for hi := g.quadEnd(vec); hi < g.end; hi++ {
+				ws.s[hi*tokens+t] = scale * dot(ws.q[hi*d:(hi+1)*d], k)
+			}
+		}
+		t++
+	}
+	ws.t = t
+}
 
-	// Probabilities and their sums, token order.
-	for hi := range nh {
+// probs turns the scores into probabilities and their sums, token order,
+// and readies pass 2.
+func (ws *attnScratch) probs() {
+	tokens := ws.tokens
+	for hi := range len(ws.heads) {
 		s := ws.s[hi*tokens : (hi+1)*tokens]
 		m := math.Inf(-1)
 		for _, x := range s {
@@ -297,67 +365,75 @@ func attend(ws *attnScratch, out, lse []float64, q []float32, kCache, vCache kvV
 		}
 		ws.m[hi], ws.sum[hi] = m, sum
 	}
-
-	// Pass 2: acc = sum_j p_j v_j, each element summed in token order;
-	// tokens four at a time, heads two at a time.
 	clear(ws.acc)
-	t = 0
-	for _, i := range ws.logical {
-		base := int(bt[i]) * bs * rowStride
-		cnt := blockTokens(i, l, bs, tailUnmasked)
-		if vec {
-			valueQuads(ws, vCache, base, rowStride, cnt, t, tokens, d)
-		}
-		off := 0
-		for ; off+4 <= cnt; off += 4 {
-			for _, g := range ws.groups {
-				if g.quadEnd(vec) == g.end {
-					continue
-				}
-				o := base + off*rowStride + g.kvh*d
-				v0 := vCache.row(r0, o, d)
-				v1 := vCache.row(r1, o+rowStride, d)
-				v2 := vCache.row(r2, o+2*rowStride, d)
-				v3 := vCache.row(r3, o+3*rowStride, d)
-				hi := g.quadEnd(vec)
-				for ; hi+2 <= g.end; hi += 2 {
-					pv2x4(ws.acc[hi*d:(hi+1)*d], ws.acc[(hi+1)*d:(hi+2)*d],
-						ws.s[hi*tokens+t:hi*tokens+t+4], ws.s[(hi+1)*tokens+t:(hi+1)*tokens+t+4], v0, v1, v2, v3)
-				}
-				if hi < g.end {
-					pv1x4(ws.acc[hi*d:(hi+1)*d], ws.s[hi*tokens+t:hi*tokens+t+4], v0, v1, v2, v3)
-				}
-			}
-			t += 4
-		}
-		for ; off < cnt; off++ {
-			for _, g := range ws.groups {
-				if g.quadEnd(vec) == g.end {
-					continue
-				}
-				o := base + off*rowStride + g.kvh*d
-				v := vCache.row(r0, o, d)
-				for hi := g.quadEnd(vec); hi < g.end; hi++ {
-					axpy(ws.acc[hi*d:(hi+1)*d], ws.s[hi*tokens+t], v)
-				}
-			}
-			t++
-		}
-	}
+	ws.t = 0
+}
 
+// valueBlock is pass 2 for logical block i, its V rows at base of vCache:
+// acc += p_j v_j over its tokens, each element summed in token order;
+// tokens four at a time, heads two at a time.
+func (ws *attnScratch) valueBlock(vCache kvView, base, i int) {
+	d, rowStride, tokens, vec := ws.d, ws.rowStride, ws.tokens, ws.vec
+	r0, r1, r2, r3 := ws.rows[:d], ws.rows[d:2*d], ws.rows[2*d:3*d], ws.rows[3*d:4*d]
+	t := ws.t
+	cnt := blockTokens(i, ws.l, ws.bs, ws.tailUnmasked)
+	if vec {
+		valueQuads(ws, vCache, base, rowStride, cnt, t, tokens, d)
+	}
+	off := 0
+	for ; off+4 <= cnt; off += 4 {
+		for _, g := range ws.groups {
+			if g.quadEnd(vec) == g.end {
+				continue
+			}
+			o := base + off*rowStride + g.kvh*d
+			v0 := vCache.row(r0, o, d)
+			v1 := vCache.row(r1, o+rowStride, d)
+			v2 := vCache.row(r2, o+2*rowStride, d)
+			v3 := vCache.row(r3, o+3*rowStride, d)
+			hi := g.quadEnd(vec)
+			for ; hi+2 <= g.end; hi += 2 {
+				pv2x4(ws.acc[hi*d:(hi+1)*d], ws.acc[(hi+1)*d:(hi+2)*d],
+					ws.s[hi*tokens+t:hi*tokens+t+4], ws.s[(hi+1)*tokens+t:(hi+1)*tokens+t+4], v0, v1, v2, v3)
+			}
+			if hi < g.end {
+				pv1x4(ws.acc[hi*d:(hi+1)*d], ws.s[hi*tokens+t:hi*tokens+t+4], v0, v1, v2, v3)
+			}
+		}
+		t += 4
+	}
+	for ; off < cnt; off++ {
+		for _, g := range ws.groups {
+			if g.quadEnd(vec) == g.end {
+				continue
+			}
+			o := base + off*rowStride + g.kvh*d
+			v := vCache.row(r0, o, d)
+			for hi := g.quadEnd(vec); hi < g.end; hi++ {
+				axpy(ws.acc[hi*d:(hi+1)*d], ws.s[hi*tokens+t], v)
+			}
+		}
+		t++
+	}
+	ws.t = t
+}
+
+// finish writes out and lse of the unit's heads (hq query heads a sequence).
+func (ws *attnScratch) finish(out, lse []float64, hq, b int) {
+	d := ws.d
 	for hi, h := range ws.heads {
-		row := (b*dims.Hq + h) * d
+		row := (b*hq + h) * d
 		o := out[row : row+d]
 		sum := ws.sum[hi]
 		if sum == 0 { // no token: only reachable from negatives (empty selection)
 			clear(o)
-			lse[b*dims.Hq+h] = math.Inf(-1)
+			lse[b*hq+h] = math.Inf(-1)
 			continue
 		}
 		for e, a := range ws.acc[hi*d : (hi+1)*d] {
 			o[e] = a / sum
 		}
-		lse[b*dims.Hq+h] = ws.m[hi] + detmath.Log(sum)
+		lse[b*hq+h] = ws.m[hi] + detmath.Log(sum)
 	}
 }
 
@@ -507,4 +583,111 @@ func qk2x2(dst0, dst1 []float64, qa, qb []float64, k0, k1 []float32, scale float
 	dst1 = dst1[:2]
 	dst0[0], dst0[1] = scale*a0, scale*a1
 	dst1[0], dst1[1] = scale*b0, scale*b1
+}
+
+// KVFeed supplies one sequence's key and value blocks to
+// PagedAttentionFeed and SparseAttentionFeed as they are needed, so a
+// caller that produces its cache block by block (the suite regenerates
+// blocks from their seeds) need not assemble the sequence in memory.
+type KVFeed interface {
+	// Block returns logical block list[n] of the keys (value false) or of
+	// the values (value true), [BS, Hkv, D] row-major: float32 values (f)
+	// for a float32 feed, else half bits (h). The slice is read only until
+	// the next call. Each pass asks for n = 0, 1, ... of one ascending
+	// list, every block once, so a feed may produce list[n:] ahead.
+	Block(value bool, list []int, n int) (f []float32, h []uint16)
+}
+
+// feedBlocks is the blockSource of a KVFeed: every block at offset 0.
+type feedBlocks struct {
+	feed KVFeed
+	ht   HalfType // 0: float32
+	n    int      // elements per block
+}
+
+func (f *feedBlocks) block(value bool, list []int, n int) (kvView, int) {
+	fv, hv := f.feed.Block(value, list, n)
+	c := f32View(fv)
+	if f.ht != 0 {
+		c = halfView(hv, f.ht)
+	}
+	if c.len() != f.n {
+		panic("golden: KVFeed.Block returned a block of the wrong length")
+	}
+	return c, 0
+}
+
+// AttentionScratch is memory that PagedAttentionFeed and
+// SparseAttentionFeed reuse from call to call (one call at a time); the
+// zero value is ready, nil allocates afresh.
+type AttentionScratch struct {
+	units []*attnScratch // one per unit of a call, kept for reuse
+	feed  feedBlocks
+	union []int   // SparseAttentionFeed: the blocks any unit reads
+	next  []int   // per unit: the index of its next block in its list
+	lists [][]int // per query head: its block list
+	cls   []int
+}
+
+// Reserve sizes the scratch for PagedAttentionFeed on sequences of up to
+// tokens tokens with hq query heads, so that the calls do not allocate
+// their scores as longer sequences arrive.
+func (s *AttentionScratch) Reserve(hq, tokens int) {
+	ws := s.unit(0)
+	ws.s = grow(ws.s, hq*tokens)
+}
+
+// unit returns the k-th unit's scratch.
+func (s *AttentionScratch) unit(k int) *attnScratch {
+	for len(s.units) <= k {
+		s.units = append(s.units, new(attnScratch))
+	}
+	return s.units[k]
+}
+
+// feedFrom validates what the Feed entry points share (one sequence of
+// length l, ht) and points sc.feed at feed.
+func (s *AttentionScratch) feedFrom(out, lse []float64, q []float32, feed KVFeed, ht HalfType, l int, dims AttentionDims) (*feedBlocks, error) {
+	if err := dims.check(); err != nil {
+		return nil, err
+	}
+	if dims.B != 1 {
+		return nil, fmt.Errorf("golden: a feed holds one sequence, dims.B = %d: %w", dims.B, ErrInvalidParams)
+	}
+	if ht != 0 && ht != F16 && ht != BF16 {
+		return nil, fmt.Errorf("golden: HalfType %d: %w", ht, ErrInvalidParams)
+	}
+	if len(q) != dims.Hq*dims.D {
+		panic(badLenQ)
+	}
+	checkAttnOut(out, lse, dims)
+	if l < 1 || l > dims.MAXB*dims.BS {
+		return nil, fmt.Errorf("golden: context length %d not in [1, %d]: %w", l, dims.MAXB*dims.BS, ErrContextLen)
+	}
+	s.feed = feedBlocks{feed: feed, ht: ht, n: dims.BS * dims.Hkv * dims.D}
+	return &s.feed, nil
+}
+
+// PagedAttentionFeed is PagedAttention for one sequence (dims.B = 1) of
+// context length l (at most MAXB*BS; dims.NB is not used) whose blocks
+// come from feed, ht 0 for float32 blocks, else F16 or BF16. Its result is
+// bit-identical to PagedAttention (PagedAttentionHalf) on a cache made of
+// the feed's blocks: the sums run over the same tokens in the same order.
+// sc may be nil.
+func PagedAttentionFeed(out, lse []float64, q []float32, feed KVFeed, ht HalfType, l int, dims AttentionDims, scale float64, sc *AttentionScratch) error {
+	if sc == nil {
+		sc = new(AttentionScratch)
+	}
+	src, err := sc.feedFrom(out, lse, q, feed, ht, l, dims)
+	if err != nil {
+		return err
+	}
+	ws := sc.unit(0)
+	ws.setHeads(dims, attnOpts{})
+	ws.logical = ws.logical[:0]
+	for i := range numBlocks(l, dims.BS) {
+		ws.logical = append(ws.logical, i)
+	}
+	attend(ws, out, lse, q, src, l, dims, 0, scale, false)
+	return nil
 }

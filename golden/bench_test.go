@@ -166,3 +166,61 @@ func BenchmarkUnifiedAttentionPrefill(b *testing.B) {
 		b.ReportMetric(flop*float64(b.N)/cpu/1e9, "GFLOP/cpu-s")
 	}
 }
+
+// blockFeed serves one sequence of a paged float16 cache to
+// PagedAttentionFeed: as slices of the cache, or copied into one reused
+// block buffer (a producer's window of one block, kept in cache).
+type blockFeed struct {
+	kc, vc, buf []uint16
+	bt          []int32
+	be          int
+	copy        bool
+}
+
+func (f *blockFeed) Block(value bool, list []int, n int) ([]float32, []uint16) {
+	c := f.kc
+	if value {
+		c = f.vc
+	}
+	p := int(f.bt[list[n]])
+	blk := c[p*f.be : (p+1)*f.be]
+	if !f.copy {
+		return nil, blk
+	}
+	copy(f.buf, blk)
+	return nil, f.buf
+}
+
+// BenchmarkPagedAttentionFeed is BenchmarkPagedAttentionHalfDecode's
+// sequence through PagedAttentionFeed, with a reused AttentionScratch
+// (no allocation per call): "slices" reads the blocks in place, "window"
+// from one reused block buffer, as the suite's regenerating feed does.
+func BenchmarkPagedAttentionFeed(b *testing.B) {
+	const seqs, l = 1, 8192
+	q, kc, vc, bt, _, dims := decodeCase(seqs, l)
+	be := dims.BS * dims.Hkv * dims.D
+	f := &blockFeed{kc: make([]uint16, len(kc)), vc: make([]uint16, len(vc)), buf: make([]uint16, be), bt: bt, be: be}
+	npy.F16sFromF32s(f.kc, kc)
+	npy.F16sFromF32s(f.vc, vc)
+	out := make([]float64, dims.Hq*dims.D)
+	lse := make([]float64, dims.Hq)
+	scale := 1 / math.Sqrt(float64(dims.D))
+	var sc golden.AttentionScratch
+	sc.Reserve(dims.Hq, l)
+	for _, copyBlocks := range []bool{false, true} {
+		name := "slices"
+		if copyBlocks {
+			name = "window"
+		}
+		b.Run(name, func(b *testing.B) {
+			f.copy = copyBlocks
+			b.SetBytes(int64(l * dims.Hkv * dims.D * 2 * 2)) // K and V rows read
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := golden.PagedAttentionFeed(out, lse, q, f, golden.F16, l, dims, scale, &sc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

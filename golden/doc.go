@@ -252,6 +252,15 @@
 // GODEBUG=cpu.avx512f=off,cpu.avx2=off or in a -tags purego build the Go
 // loops run.
 //
+// PagedAttentionFeed and SparseAttentionFeed run one sequence's attention
+// on blocks a KVFeed hands over one at a time, K in the score pass and V
+// in the value pass, each block once per pass (Quest's dense pass shares
+// the sparse pass's blocks): a caller that produces its cache (the suite
+// regenerates blocks from the generator) streams them through a small
+// window instead of assembling the sequence. The passes are those of the
+// cache path (attention.go: attend), and the bits depend only on the
+// tokens' order, so the results are the same bits.
+//
 // MatmulF32, SoftmaxF32, PagedAttentionF32 and SparseAttentionF32 are
 // honest float32 kernels the comparator must accept.
 //

@@ -406,6 +406,37 @@ func sparseAttention(out, lse []float64, q []float32, kCache, vCache kvView, blo
 	if err := dims.checkSeqs(blockTables, contextLens); err != nil {
 		return err
 	}
+	if err := checkSelection(selected, contextLens, dims, p); err != nil {
+		return err
+	}
+	// One unit per (sequence, KV head): the query heads reading that KV
+	// head are attended together where their block lists agree (the usual
+	// case: a group's heads select alike), so the vector tiles, which take
+	// four heads at a time, apply; a head's sums do not depend on which
+	// heads share its pass (see attend).
+	units := dims.B * dims.Hkv
+	workers := numWorkers(units)
+	scratch := make([]attnScratch, workers)
+	lists := make([][][]int, workers) // per worker: each head's block list
+	parallelFor(workers, units, func(w, u int) {
+		b, kvh := u/dims.Hkv, u%dims.Hkv
+		ws := &scratch[w]
+		if lists[w] == nil {
+			lists[w] = make([][]int, dims.Hq)
+		}
+		src := ws.fromCache(kCache, vCache, blockTables[b*dims.MAXB:(b+1)*dims.MAXB], dims)
+		ws.cls = headClasses(lists[w], ws.cls, selected, b, kvh, dims, p, o, skip, func(heads, blocks []int) {
+			ws.setUnit(heads, kvh, blocks)
+			attend(ws, out, lse, q, src, int(contextLens[b]), dims, b, scale, o.tailUnmasked)
+		})
+	})
+	return nil
+}
+
+// checkSelection validates selected [B, Hsel, K] against the sequences'
+// block counts: every entry -1 or in [0, nb), no duplicate, no empty row.
+func checkSelection(selected, contextLens []int32, dims AttentionDims, p QuestParams) error {
+	hsel := p.Granularity.Hsel(dims)
 	for b, l := range contextLens {
 		nb := numBlocks(int(l), dims.BS)
 		for r := range hsel {
@@ -428,62 +459,164 @@ func sparseAttention(out, lse []float64, q []float32, kCache, vCache kvView, blo
 			}
 		}
 	}
-	// One unit per (sequence, KV head): the query heads reading that KV
-	// head are attended together where their block lists agree (the usual
-	// case: a group's heads select alike), so the vector tiles, which take
-	// four heads at a time, apply; a head's sums do not depend on which
-	// heads share its pass (see attend).
-	units := dims.B * dims.Hkv
-	workers := numWorkers(units)
-	scratch := make([]attnScratch, workers)
-	lists := make([][][]int, workers) // per worker: each head's block list
-	parallelFor(workers, units, func(w, u int) {
-		b, kvh := u/dims.Hkv, u%dims.Hkv
-		ws := &scratch[w]
-		if lists[w] == nil {
-			lists[w] = make([][]int, dims.Hq)
+	return nil
+}
+
+// headClasses calls fn(heads, blocks) for each class of the query heads
+// of sequence b reading KV head kvh that attend the same blocks
+// (ascending), so each class is attended in one pass. lists ([Hq]) and cls
+// are scratch; headClasses returns cls for reuse. skip optionally drops,
+// per (b, h), the block it returns (-1 for none), for the negatives.
+func headClasses(lists [][]int, cls []int, selected []int32, b, kvh int, dims AttentionDims, p QuestParams, o attnOpts, skip func(b, h int, blocks []int) int, fn func(heads, blocks []int)) []int {
+	hsel := p.Granularity.Hsel(dims)
+	var mine []int
+	for h := range dims.Hq {
+		if o.kvHead(h, dims) != kvh {
+			continue
 		}
-		heads := lists[w]
-		var mine []int
-		for h := range dims.Hq {
-			if o.kvHead(h, dims) != kvh {
+		mine = append(mine, h)
+		r := p.Granularity.selRow(h, dims)
+		l := lists[h][:0]
+		for _, i := range selected[(b*hsel+r)*p.K : (b*hsel+r+1)*p.K] {
+			if i >= 0 {
+				l = append(l, int(i))
+			}
+		}
+		slices.Sort(l)
+		if skip != nil {
+			if s := skip(b, h, l); s >= 0 {
+				l = slices.DeleteFunc(l, func(i int) bool { return i == s })
+			}
+		}
+		lists[h] = l
+	}
+	for len(mine) > 0 {
+		first := mine[0]
+		cls = cls[:0]
+		rest := mine[:0]
+		for _, h := range mine {
+			if slices.Equal(lists[h], lists[first]) {
+				cls = append(cls, h)
+			} else {
+				rest = append(rest, h)
+			}
+		}
+		mine = rest
+		fn(cls, lists[first])
+	}
+	return cls
+}
+
+// setUnit makes ws attend query heads heads, all reading KV head kvh,
+// over the logical blocks blocks.
+func (ws *attnScratch) setUnit(heads []int, kvh int, blocks []int) {
+	ws.heads = append(ws.heads[:0], heads...)
+	ws.groups = append(ws.groups[:0], headGroup{kvh: kvh, start: 0, end: len(heads)})
+	ws.logical = append(ws.logical[:0], blocks...)
+}
+
+// SparseAttentionFeed is SparseAttention for one sequence (dims.B = 1) of
+// context length l whose blocks come from feed, as PagedAttentionFeed:
+// bit-identical to SparseAttention on a cache made of the feed's blocks.
+// The feed is asked, per pass, for the blocks that any selection row of
+// the sequence lists, ascending, each once: a block's rows of a KV head
+// are read only where a selection row of that head lists the block.
+//
+// With denseOut and denseLSE not nil, the dense attention of the sequence
+// (PagedAttentionFeed's out and lse, the same bits) is computed from the
+// same blocks: the feed is then asked for every block once per pass, all
+// its rows read, instead of twice for the two attentions. sc may be nil.
+func SparseAttentionFeed(out, lse, denseOut, denseLSE []float64, q []float32, feed KVFeed, ht HalfType, l int, selected []int32, dims AttentionDims, p QuestParams, scale float64, sc *AttentionScratch) error {
+	if sc == nil {
+		sc = new(AttentionScratch)
+	}
+	src, err := sc.feedFrom(out, lse, q, feed, ht, l, dims)
+	if err != nil {
+		return err
+	}
+	dense := denseOut != nil || denseLSE != nil
+	if dense {
+		checkAttnOut(denseOut, denseLSE, dims)
+	}
+	if err := p.Granularity.check(); err != nil {
+		return err
+	}
+	if p.K < 1 {
+		return fmt.Errorf("golden: K = %d: %w", p.K, ErrInvalidParams)
+	}
+	if len(selected) != p.Granularity.Hsel(dims)*p.K {
+		panic(badLenSel)
+	}
+	if err := checkSelection(selected, []int32{int32(l)}, dims, p); err != nil {
+		return err
+	}
+	if len(sc.lists) < dims.Hq {
+		sc.lists = make([][]int, dims.Hq)
+	}
+	// The units (KV head, class of heads) of SparseAttention, their passes
+	// interleaved: each block the feed produces serves every unit that
+	// reads it, in each unit's token order, so no unit's bits change.
+	// The dense pass, if any, is one more unit: every head, every block.
+	var units []*attnScratch
+	if dense {
+		ws := sc.unit(0)
+		ws.setHeads(dims, attnOpts{})
+		ws.logical = ws.logical[:0]
+		for i := range numBlocks(l, dims.BS) {
+			ws.logical = append(ws.logical, i)
+		}
+		units = append(units, ws)
+	}
+	for kvh := range dims.Hkv {
+		sc.cls = headClasses(sc.lists, sc.cls, selected, 0, kvh, dims, p, attnOpts{}, nil, func(heads, blocks []int) {
+			ws := sc.unit(len(units))
+			ws.setUnit(heads, kvh, blocks)
+			units = append(units, ws)
+		})
+	}
+	sc.union = sc.union[:0]
+	for _, ws := range units {
+		sc.union = append(sc.union, ws.logical...)
+	}
+	slices.Sort(sc.union)
+	sc.union = slices.Compact(sc.union)
+	for _, ws := range units {
+		ws.start(q, l, dims, 0, scale, false)
+	}
+	sc.feedPass(src, false, units)
+	for _, ws := range units {
+		ws.probs()
+	}
+	sc.feedPass(src, true, units)
+	for k, ws := range units {
+		if dense && k == 0 {
+			ws.finish(denseOut, denseLSE, dims.Hq, 0)
+			continue
+		}
+		ws.finish(out, lse, dims.Hq, 0)
+	}
+	return nil
+}
+
+// feedPass runs one pass (scores, or values when value) of every unit
+// over the blocks of sc.union, each produced once.
+func (sc *AttentionScratch) feedPass(src *feedBlocks, value bool, units []*attnScratch) {
+	sc.next = slices.Grow(sc.next[:0], len(units))[:len(units)]
+	clear(sc.next)
+	for n, i := range sc.union {
+		c, base := src.block(value, sc.union, n)
+		for k, ws := range units {
+			if sc.next[k] == len(ws.logical) || ws.logical[sc.next[k]] != i {
 				continue
 			}
-			mine = append(mine, h)
-			r := p.Granularity.selRow(h, dims)
-			l := heads[h][:0]
-			for _, i := range selected[(b*hsel+r)*p.K : (b*hsel+r+1)*p.K] {
-				if i >= 0 {
-					l = append(l, int(i))
-				}
+			sc.next[k]++
+			if value {
+				ws.valueBlock(c, base, i)
+			} else {
+				ws.scoreBlock(c, base, i)
 			}
-			slices.Sort(l)
-			if skip != nil {
-				if s := skip(b, h, l); s >= 0 {
-					l = slices.DeleteFunc(l, func(i int) bool { return i == s })
-				}
-			}
-			heads[h] = l
 		}
-		// Classes of heads with equal lists, each attended in one pass.
-		for len(mine) > 0 {
-			first := mine[0]
-			ws.heads = ws.heads[:0]
-			rest := mine[:0]
-			for _, h := range mine {
-				if slices.Equal(heads[h], heads[first]) {
-					ws.heads = append(ws.heads, h)
-				} else {
-					rest = append(rest, h)
-				}
-			}
-			mine = rest
-			ws.groups = append(ws.groups[:0], headGroup{kvh: kvh, start: 0, end: len(ws.heads)})
-			ws.logical = append(ws.logical[:0], heads[first]...)
-			attend(ws, out, lse, q, kCache, vCache, blockTables[b*dims.MAXB:(b+1)*dims.MAXB], int(contextLens[b]), dims, b, scale, o.tailUnmasked)
-		}
-	})
-	return nil
+	}
 }
 
 // String returns the manifest spelling: "q_head" or "kv_group_sum".

@@ -265,7 +265,7 @@ func unifiedAttention(out, lse []float64, q []float32, kCache, vCache kvView, bt
 		for i := range numBlocks(r.l, ad.BS) {
 			ws.logical = append(ws.logical, i)
 		}
-		attend(ws, out, lse, q, kCache, vCache, bt[r.seq*ad.MAXB:(r.seq+1)*ad.MAXB], r.l, ad, r.t, scale, false)
+		attend(ws, out, lse, q, ws.fromCache(kCache, vCache, bt[r.seq*ad.MAXB:(r.seq+1)*ad.MAXB], ad), r.l, ad, r.t, scale, false)
 	})
 	return nil
 }

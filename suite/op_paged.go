@@ -82,9 +82,9 @@ func buildPagedAttention(c *caseCtx, p *pagedParams) error {
 	out := make([]float64, B*p.Hq*p.D)
 	lse := make([]float64, B*p.Hq)
 	W := seqWorkers()
-	scs := make([]*seqScratch, W)
-	for w := range scs {
-		scs[w] = newSeqScratch(l, p.DType)
+	feeds := make([]*seqFeed, W)
+	for w := range feeds {
+		feeds[w] = newSeqFeed(l, ks, vs)
 	}
 	err = whileWriting(func(gate func(int), stopped func() bool) error {
 		return forOrdered(W, 2*W, B, gate, func(b, w int) error {
@@ -94,10 +94,8 @@ func buildPagedAttention(c *caseCtx, p *pagedParams) error {
 			if stopped() {
 				return errWriteFailed
 			}
-			sc, nb := scs[w], l.nb[b]
-			sc.gather(ks, vs, b)
-			return sc.pagedAttention(out[b*p.Hq*p.D:(b+1)*p.Hq*p.D], lse[b*p.Hq:(b+1)*p.Hq],
-				q.vals[b*p.Hq*p.D:(b+1)*p.Hq*p.D], []int32{int32(l.lens[b])}, seqDims(p, nb), p.Scale)
+			return feeds[w].pagedAttention(out[b*p.Hq*p.D:(b+1)*p.Hq*p.D], lse[b*p.Hq:(b+1)*p.Hq],
+				q.vals[b*p.Hq*p.D:(b+1)*p.Hq*p.D], b, seqDims(p, l.nb[b]), p.Scale)
 		}, func(int) error { c.tick(); return nil })
 	}, func() error { return writePagedInputs(c, p, l, &q, ks, vs, nil) })
 	if err != nil {

@@ -247,7 +247,7 @@ func buildQuest(c *caseCtx, p *questParams) error {
 		dense, denseLSE = make([]float64, B*Hq*D), make([]float64, B*Hq)
 	}
 	W := seqWorkers()
-	scs := make([]*seqScratch, W)
+	feeds := make([]*seqFeed, W)
 	type seqResult struct {
 		kmax, kmin, scores []float64
 		sel                []int32
@@ -261,8 +261,9 @@ func buildQuest(c *caseCtx, p *questParams) error {
 	for i := range res {
 		res[i].sel = make([]int32, hsel*p.K)
 	}
-	for w := range scs {
-		scs[w] = newSeqScratch(l, p.DType)
+	for w := range feeds {
+		feeds[w] = newSeqFeed(l, ks, vs)
+		feeds[w].keepKeys = !p.NoDense
 	}
 	meta := make([]float64, maxb*Hkv*D)
 	scoreRow := make([]float64, hsel*maxb)
@@ -270,10 +271,11 @@ func buildQuest(c *caseCtx, p *questParams) error {
 	var stopped func() bool
 	// The metadata of each block is also taken as the key cache is
 	// written (see blockMeta). Sequences started before the keys are out
-	// regenerate all their keys for it (the writing leaves the CPU idle
-	// part of the time); those started after read it and regenerate only
-	// the rows attention reads. Both give the same bits.
-	bm := newBlockMeta(l, p.DType, defaultJobs())
+	// regenerate all their keys for it, a block at a time (the writing
+	// leaves the CPU idle part of the time); those started after read it.
+	// Both give the same bits. Attention then regenerates only the rows it
+	// reads, as it reads them (seqFeed).
+	bm := newBlockMeta(l, defaultJobs())
 	ks.visit = bm.visit
 	keys := make(chan struct{})
 	var keysOK atomic.Bool
@@ -285,12 +287,11 @@ func buildQuest(c *caseCtx, p *questParams) error {
 		if stopped() {
 			return errWriteFailed
 		}
-		sc, r, nb := scs[w], &res[b%window], l.nb[b]
+		f, r, nb := feeds[w], &res[b%window], l.nb[b]
 		dims := seqDims(&p.pagedParams, nb)
 		cl := []int32{int32(l.lens[b])}
 		r.kmax = make([]float64, nb*Hkv*D)
 		r.kmin = make([]float64, nb*Hkv*D)
-		fromWriter := false
 		ready := keys
 		switch questMeta {
 		case "writer":
@@ -303,14 +304,12 @@ func buildQuest(c *caseCtx, p *questParams) error {
 			if !keysOK.Load() {
 				return errWriteFailed
 			}
-			fromWriter = true
 			if err := bm.sequence(r.kmax, r.kmin, b); err != nil {
 				return err
 			}
 		default:
 			bm.claimed[b].Store(true)
-			ks.gather(sc.k, b, sc.bufs, nil)
-			if err := sc.blockMetadata(r.kmax, r.kmin, cl, dims); err != nil {
+			if err := f.keyMetadata(r.kmax, r.kmin, b); err != nil {
 				return err
 			}
 		}
@@ -328,36 +327,27 @@ func buildQuest(c *caseCtx, p *questParams) error {
 				return errParams("sequence %d: the needle block %d was selected; raise plant_gain", b, pos/p.BS)
 			}
 		}
-		// Attention reads the rows of the selected blocks' KV heads only,
-		// unless the dense pass runs.
-		var want func(int) []bool
-		if p.NoDense {
-			G := Hq / Hkv
-			heads := make([]bool, nb*Hkv) // [logical block, KV head]
-			for row := range hsel {
-				g := row // kv_group_sum: a row per KV head
-				if hsel == Hq {
-					g = row / G
-				}
-				for _, i := range r.sel[row*p.K : (row+1)*p.K] {
-					if i >= 0 {
-						heads[int(i)*Hkv+g] = true
-					}
+		// Sparse attention reads the rows of the selected blocks' KV heads
+		// only; the dense pass, if any, runs on the same produced blocks
+		// (all rows of all of them).
+		if !p.NoDense {
+			return f.sparseAttention(out[b*Hq*D:(b+1)*Hq*D], lse[b*Hq:(b+1)*Hq], dense[b*Hq*D:(b+1)*Hq*D], denseLSE[b*Hq:(b+1)*Hq], qb, b, r.sel, nil, dims, qp, p.Scale)
+		}
+		G := Hq / Hkv
+		heads := make([]bool, nb*Hkv) // [logical block, KV head]
+		for row := range hsel {
+			g := row // kv_group_sum: a row per KV head
+			if hsel == Hq {
+				g = row / G
+			}
+			for _, i := range r.sel[row*p.K : (row+1)*p.K] {
+				if i >= 0 {
+					heads[int(i)*Hkv+g] = true
 				}
 			}
-			want = func(i int) []bool { return heads[i*Hkv : (i+1)*Hkv] }
 		}
-		if fromWriter {
-			ks.gather(sc.k, b, sc.bufs, want)
-		}
-		vs.gather(sc.v, b, sc.bufs, want)
-		if err := sc.sparseAttention(out[b*Hq*D:(b+1)*Hq*D], lse[b*Hq:(b+1)*Hq], qb, cl, r.sel, dims, qp, p.Scale); err != nil {
-			return err
-		}
-		if p.NoDense {
-			return nil
-		}
-		return sc.pagedAttention(dense[b*Hq*D:(b+1)*Hq*D], denseLSE[b*Hq:(b+1)*Hq], qb, cl, dims, p.Scale)
+		want := func(i int) []bool { return heads[i*Hkv : (i+1)*Hkv] }
+		return f.sparseAttention(out[b*Hq*D:(b+1)*Hq*D], lse[b*Hq:(b+1)*Hq], nil, nil, qb, b, r.sel, want, dims, qp, p.Scale)
 	}
 	emit := func(b int) error {
 		r, nb := &res[b%window], l.nb[b]
@@ -462,7 +452,6 @@ var questMeta = ""
 // footprint of float64 (8 KiB per block at Hkv*D = 1024).
 type blockMeta struct {
 	l       *layout
-	dtype   string
 	row     int         // Hkv*D
 	mx, mn  []float32   // [numBlk, row]
 	scratch [][]float64 // per writer worker: [2*row]
@@ -474,9 +463,9 @@ type blockMeta struct {
 	shared  map[int]bool
 }
 
-func newBlockMeta(l *layout, dtype string, workers int) *blockMeta {
+func newBlockMeta(l *layout, workers int) *blockMeta {
 	row := l.p.Hkv * l.p.D
-	m := &blockMeta{l: l, dtype: dtype, row: row, mx: make([]float32, l.numBlk*row), mn: make([]float32, l.numBlk*row),
+	m := &blockMeta{l: l, row: row, mx: make([]float32, l.numBlk*row), mn: make([]float32, l.numBlk*row),
 		scratch: make([][]float64, workers), err: make([]error, workers), claimed: make([]atomic.Bool, len(l.lens)), shared: map[int]bool{}}
 	for _, p := range l.shared {
 		m.shared[p] = true
@@ -501,16 +490,8 @@ func (m *blockMeta) visit(w, p int, ft *floatTensor) {
 	}
 	i := int(m.l.logical[p])
 	tokens := min(m.l.p.BS, m.l.lens[b]-i*m.l.p.BS)
-	dims := golden.AttentionDims{B: 1, Hq: m.l.p.Hq, Hkv: m.l.p.Hkv, D: m.l.p.D, NB: 1, BS: m.l.p.BS, MAXB: 1}
 	mx, mn := m.scratch[w][:m.row], m.scratch[w][m.row:]
-	bt, cl := []int32{0}, []int32{int32(tokens)}
-	var err error
-	if ft.bits != nil {
-		err = golden.BlockMetadataHalf(mx, mn, ft.bits, halfType(m.dtype), bt, cl, dims)
-	} else {
-		err = golden.BlockMetadata(mx, mn, ft.vals, bt, cl, dims)
-	}
-	if err != nil {
+	if err := blockMetadata(mx, mn, ft, m.l.p, tokens); err != nil {
 		m.err[w] = err
 		return
 	}

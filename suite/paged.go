@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"errors"
 	"math"
 	"slices"
 
@@ -451,37 +452,29 @@ func (s *kvSource) writeCache(t *tensorOut) error {
 	return nil
 }
 
-// gather assembles sequence b's logical blocks into dst, [nb, BS, Hkv, D]:
-// the stored bits for half dtypes (the kernels widen rows as they read
-// them, which halves the memory traffic of a float32 copy), the values for
-// float32. Blocks are regenerated, not read back from the written file:
-// the same pure function of the block id gives the same bits, regenerating
-// (about 1.5 GB/s per core with the vector kernel) is cheaper than the
-// page cache a read-back needs, and the goldens can run while the caches
-// are still being written.
-//
-// With want set, only the rows of the KV heads want(i) marks in logical
-// block i are produced (the others keep stale data that the caller does
-// not read).
-func (s *kvSource) gather(dst *floatTensor, b int, bufs []*floatTensor, want func(i int) []bool) {
+// gather assembles sequence b's logical blocks into dst, [nb, BS, Hkv, D]
+// (unified_attention, whose query rows each read the sequence: see
+// seqFeed for the goldens that stream): the stored bits for half dtypes
+// (the kernels widen rows as they read them, which halves the memory
+// traffic of a float32 copy), the values for float32. Blocks are
+// regenerated, not read back from the written file: the same pure
+// function of the block id gives the same bits, regenerating (about
+// 1.5 GB/s per core with the vector kernel) is cheaper than the page
+// cache a read-back needs, and the goldens can run while the caches are
+// still being written.
+func (s *kvSource) gather(dst *floatTensor, b int, bufs []*floatTensor) {
 	be := s.l.blockElems()
 	nb := s.l.nb[b]
 	// Blocks are independent: split them over the buffers' workers, each
 	// block produced straight into its place in dst (no copy).
 	parallelChunks(len(bufs), nb, func(w, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			var heads []bool
-			if want != nil {
-				if heads = want(i); !slices.Contains(heads, true) {
-					continue
-				}
-			}
 			p := int(s.l.bt[b*s.l.maxb+i])
 			if dst.bits != nil {
-				s.blockHeads(&floatTensor{dtype: s.dtype, dt: dtypeOf(s.dtype), vals: bufs[w].vals, bits: dst.bits[i*be : (i+1)*be]}, p, false, heads)
+				s.block(&floatTensor{dtype: s.dtype, dt: dtypeOf(s.dtype), vals: bufs[w].vals, bits: dst.bits[i*be : (i+1)*be]}, p, false)
 				continue
 			}
-			s.blockHeads(&floatTensor{dtype: s.dtype, dt: dtypeOf(s.dtype), vals: dst.vals[i*be : (i+1)*be]}, p, true, heads)
+			s.block(&floatTensor{dtype: s.dtype, dt: dtypeOf(s.dtype), vals: dst.vals[i*be : (i+1)*be]}, p, true)
 		}
 	})
 }
@@ -617,7 +610,166 @@ func layoutInfo(c *caseCtx, l *layout) {
 	}
 }
 
-// seqScratch holds one sequence's gathered K/V and a compact block table.
+// seqFeed streams one sequence's K and V blocks to the golden attention
+// (golden.KVFeed) as the kernel reads them: each block is regenerated
+// (kvSource.blockHeads, as gather does) into a window of block buffers
+// that stays in cache, instead of gathering the whole sequence into
+// scratch sized for the longest one (84 MB per cache at 320 blocks of
+// 128x8x128 fp16), which is cleared by the kernel on first touch, round
+// trips through DRAM before attention reads it, and sets the peak RSS.
+// The kernel asks for each block once per pass (K in pass 1, V in pass
+// 2), so the draw work is gather's. The window holds as many blocks as
+// gather had workers, produced in parallel; on 2 cores it is one block.
+type seqFeed struct {
+	ks, vs *kvSource
+	b      int
+	want   func(i int) []bool // nil: every KV head's rows
+	bufs   []*floatTensor
+	ht     golden.HalfType // 0 for float32
+	sc     golden.AttentionScratch
+	// The window: blocks list[lo:hi] of the keys (or the values, value)
+	// are in bufs[:hi-lo].
+	value  bool
+	list   []int
+	lo, hi int
+	// keepKeys makes keyMetadata keep sequence kept's keys in keys,
+	// [nb, BS, Hkv, D], for the attention to read: Quest's dense pass
+	// reads them all again, and a second draw costs more than the
+	// scratch.
+	keepKeys bool
+	keys     *floatTensor
+	kept     int
+}
+
+func newSeqFeed(l *layout, ks, vs *kvSource) *seqFeed {
+	f := &seqFeed{ks: ks, vs: vs, kept: -1}
+	if !isFloat32(l.p.DType) {
+		f.ht = halfType(l.p.DType)
+	}
+	for range max(1, defaultJobs()/seqWorkers()) {
+		f.bufs = append(f.bufs, newBlockBuf(l.p.DType, l.blockElems()))
+	}
+	// The scores of the longest sequence, once (not regrown as longer
+	// sequences arrive).
+	f.sc.Reserve(l.p.Hq, slices.Max(l.lens))
+	return f
+}
+
+// start points the feed at sequence b; with want set, only the rows of
+// the KV heads want(i) marks in logical block i are produced.
+func (f *seqFeed) start(b int, want func(i int) []bool) {
+	f.b, f.want, f.list, f.lo, f.hi = b, want, nil, 0, 0
+}
+
+// Block implements golden.KVFeed.
+func (f *seqFeed) Block(value bool, list []int, n int) ([]float32, []uint16) {
+	if !value && f.kept == f.b {
+		be := f.ks.l.blockElems()
+		if f.keys.bits != nil {
+			return nil, f.keys.bits[list[n]*be : (list[n]+1)*be]
+		}
+		return f.keys.vals[list[n]*be : (list[n]+1)*be], nil
+	}
+	same := len(list) == len(f.list) && len(list) > 0 && &list[0] == &f.list[0]
+	if value != f.value || !same || n < f.lo || n >= f.hi {
+		f.fill(value, list, n)
+	}
+	ft := f.bufs[n-f.lo]
+	if ft.bits != nil {
+		return nil, ft.bits
+	}
+	return ft.vals, nil
+}
+
+// fill produces blocks list[n:] of the window's size, each in its own
+// buffer, in parallel.
+func (f *seqFeed) fill(value bool, list []int, n int) {
+	src := f.ks
+	if value {
+		src = f.vs
+	}
+	l := src.l
+	f.value, f.list, f.lo, f.hi = value, list, n, min(len(list), n+len(f.bufs))
+	parallelChunks(len(f.bufs), f.hi-f.lo, func(_, lo, hi int) {
+		for j := lo; j < hi; j++ {
+			i := list[f.lo+j]
+			var heads []bool
+			if f.want != nil {
+				heads = f.want(i)
+			}
+			ft := f.bufs[j]
+			src.blockHeads(ft, int(l.bt[f.b*l.maxb+i]), ft.bits == nil, heads)
+		}
+	})
+}
+
+// pagedAttention runs the paged-attention golden of sequence b over the feed.
+func (f *seqFeed) pagedAttention(out, lse []float64, q []float32, b int, dims golden.AttentionDims, scale float64) error {
+	f.start(b, nil)
+	return golden.PagedAttentionFeed(out, lse, q, f, f.ht, f.ks.l.lens[b], dims, scale, &f.sc)
+}
+
+// sparseAttention runs Quest's sparse attention of sequence b over the
+// feed, producing only the rows of the KV heads want(i) marks; with dense
+// and denseLSE not nil (want nil) also the dense attention, from the same
+// blocks.
+func (f *seqFeed) sparseAttention(out, lse, dense, denseLSE []float64, q []float32, b int, sel []int32, want func(int) []bool, dims golden.AttentionDims, qp golden.QuestParams, scale float64) error {
+	f.start(b, want)
+	return golden.SparseAttentionFeed(out, lse, dense, denseLSE, q, f, f.ht, f.ks.l.lens[b], sel, dims, qp, scale, &f.sc)
+}
+
+// keyMetadata computes Quest's block metadata, kmax and kmin [nb, Hkv, D],
+// of sequence b, regenerating its key blocks one at a time per buffer
+// (the metadata of a block depends on that block alone), or into f.keys
+// with keepKeys.
+func (f *seqFeed) keyMetadata(kmax, kmin []float64, b int) error {
+	l := f.ks.l
+	row, be := l.p.Hkv*l.p.D, l.blockElems()
+	if f.keepKeys && f.keys == nil {
+		f.keys = &floatTensor{dtype: l.p.DType, dt: dtypeOf(l.p.DType)}
+		if isFloat32(l.p.DType) {
+			f.keys.vals = make([]float32, slices.Max(l.nb)*be)
+			hugemem.Advise(f.keys.vals)
+		} else {
+			f.keys.bits = make([]uint16, slices.Max(l.nb)*be)
+			hugemem.Advise(f.keys.bits)
+		}
+	}
+	if f.keepKeys {
+		f.kept = b
+	}
+	errs := make([]error, len(f.bufs))
+	parallelChunks(len(f.bufs), l.nb[b], func(w, lo, hi int) {
+		for i := lo; i < hi && errs[w] == nil; i++ {
+			ft := f.bufs[w]
+			if f.keepKeys { // the block in place, the buffer's values as scratch
+				ft = f.keys.slice(i*be, (i+1)*be)
+				if ft.bits != nil {
+					ft.vals = f.bufs[w].vals
+				}
+			}
+			f.ks.blockHeads(ft, int(l.bt[b*l.maxb+i]), ft.bits == nil, nil)
+			tokens := min(l.p.BS, l.lens[b]-i*l.p.BS)
+			errs[w] = blockMetadata(kmax[i*row:(i+1)*row], kmin[i*row:(i+1)*row], ft, l.p, tokens)
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// blockMetadata computes the Quest metadata (docs/spec.md §5a) of the one
+// block in ft, its first tokens tokens, into mx and mn ([Hkv*D]) with the
+// golden kernel: the same per-block max and min it takes in a sequence.
+func blockMetadata(mx, mn []float64, ft *floatTensor, p *pagedParams, tokens int) error {
+	dims := golden.AttentionDims{B: 1, Hq: p.Hq, Hkv: p.Hkv, D: p.D, NB: 1, BS: p.BS, MAXB: 1}
+	bt, cl := []int32{0}, []int32{int32(tokens)}
+	if ft.bits != nil {
+		return golden.BlockMetadataHalf(mx, mn, ft.bits, halfType(p.DType), bt, cl, dims)
+	}
+	return golden.BlockMetadata(mx, mn, ft.vals, bt, cl, dims)
+}
+
+// seqScratch holds one sequence's gathered K/V and a compact block table
+// (unified_attention: each of its query rows reads the sequence).
 type seqScratch struct {
 	k, v *floatTensor // bits for half dtypes, vals for float32
 	bt   []int32
@@ -649,8 +801,8 @@ func newSeqScratch(l *layout, dtype string) *seqScratch {
 
 // gather loads sequence b's keys and values.
 func (sc *seqScratch) gather(ks, vs *kvSource, b int) {
-	ks.gather(sc.k, b, sc.bufs, nil)
-	vs.gather(sc.v, b, sc.bufs, nil)
+	ks.gather(sc.k, b, sc.bufs)
+	vs.gather(sc.v, b, sc.bufs)
 }
 
 // halfType is the golden kernels' name for a half dtype.
@@ -661,33 +813,8 @@ func halfType(dtype string) golden.HalfType {
 	return golden.F16
 }
 
-// Golden kernels over the gathered sequence (nb blocks, identity table).
-
-func (sc *seqScratch) pagedAttention(out, lse []float64, q []float32, cl []int32, dims golden.AttentionDims, scale float64) error {
-	n, bt := dims.NB*dims.BS*dims.Hkv*dims.D, sc.bt[:dims.NB]
-	if sc.k.bits != nil {
-		return golden.PagedAttentionHalf(out, lse, q, sc.k.bits[:n], sc.v.bits[:n], halfType(sc.k.dtype), bt, cl, dims, scale)
-	}
-	return golden.PagedAttention(out, lse, q, sc.k.vals[:n], sc.v.vals[:n], bt, cl, dims, scale)
-}
-
-func (sc *seqScratch) sparseAttention(out, lse []float64, q []float32, cl, sel []int32, dims golden.AttentionDims, qp golden.QuestParams, scale float64) error {
-	n, bt := dims.NB*dims.BS*dims.Hkv*dims.D, sc.bt[:dims.NB]
-	if sc.k.bits != nil {
-		return golden.SparseAttentionHalf(out, lse, q, sc.k.bits[:n], sc.v.bits[:n], halfType(sc.k.dtype), bt, cl, sel, dims, qp, scale)
-	}
-	return golden.SparseAttention(out, lse, q, sc.k.vals[:n], sc.v.vals[:n], bt, cl, sel, dims, qp, scale)
-}
-
-func (sc *seqScratch) blockMetadata(kmax, kmin []float64, cl []int32, dims golden.AttentionDims) error {
-	n, bt := dims.NB*dims.BS*dims.Hkv*dims.D, sc.bt[:dims.NB]
-	if sc.k.bits != nil {
-		return golden.BlockMetadataHalf(kmax, kmin, sc.k.bits[:n], halfType(sc.k.dtype), bt, cl, dims)
-	}
-	return golden.BlockMetadata(kmax, kmin, sc.k.vals[:n], bt, cl, dims)
-}
-
-// seqDims are the dims of one gathered sequence (identity block table).
+// seqDims are the dims of one sequence alone (a gathered one's block
+// table is the identity; a fed one's is not used).
 func seqDims(p *pagedParams, nb int) golden.AttentionDims {
 	return golden.AttentionDims{B: 1, Hq: p.Hq, Hkv: p.Hkv, D: p.D, NB: nb, BS: p.BS, MAXB: nb}
 }
