@@ -56,9 +56,9 @@ func chunkHalfVec(state uint64, dst []uint16, scale float64, bf bool) bool {
 		return false
 	}
 	dst = dst[:ChunkElems]
-	c, slowConv := f16Vec, f16
+	c := f16Vec
 	if bf {
-		c, slowConv = bf16Vec, bf16
+		c = bf16Vec
 	}
 	var rej, slow rejectMask
 	chunkHalfAVX512(state, &dst[0], scale, c, &zigWS, &zigKc, &rej, &slow)
@@ -70,18 +70,26 @@ func chunkHalfVec(state uint64, dst []uint16, scale float64, bf bool) bool {
 		for m := rej[i] | slow[i]; m != 0; m &= m - 1 {
 			k := i*64 + bits.TrailingZeros64(m)
 			r := primary(state, k)
+			x, ok := candidate(r)
 			if rej.has(k) {
-				if r>>9 >= zigK[uint8(r)] { // rejected: overflow draws
-					dst[k] = slowConv(float64(finish(&o, r) * scale))
+				if !ok { // rejected: overflow draws
+					dst[k] = halfBits(float64(finishRejected(&o, r, x)*scale), bf)
 					continue
 				}
 				if !slow.has(k) { // a tie, accepted: the kernel's bits stand
 					continue
 				}
 			}
-			x, _ := candidate(r)
-			dst[k] = slowConv(float64(x * scale))
+			dst[k] = halfBits(float64(x*scale), bf)
 		}
 	}
 	return true
+}
+
+// halfBits rounds x to bfloat16 (bf) or float16 bits.
+func halfBits(x float64, bf bool) uint16 {
+	if bf {
+		return bf16(x)
+	}
+	return f16(x)
 }

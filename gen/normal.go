@@ -24,6 +24,10 @@ var (
 	zigW [zigN]float64 // layer width / 2**23
 	zigF [zigN]float64 // exp(-x*x/2) at the layer's right edge (zigF[0] = 1)
 
+	// zigDF[i] = zigF[i-1] - zigF[i] (i >= 1), the wedge test's factor,
+	// the same float64 difference finish used to compute each time.
+	zigDF [zigN]float64
+
 	// zigKc is zigK's top 8 of 23 bits, the table the AVX-512 kernel looks
 	// up with byte permutes instead of a gather: m>>15 < zigKc[i] implies
 	// m < zigK[i] (accepted); otherwise the element is marked and finished
@@ -52,6 +56,9 @@ func init() {
 	}
 	for i, k := range zigK {
 		zigKc[i] = byte(k >> 15)
+	}
+	for i := 1; i < zigN; i++ {
+		zigDF[i] = zigF[i-1] - zigF[i]
 	}
 }
 
@@ -222,12 +229,18 @@ func overflowState(state uint64) uint64 {
 // overflow draws from o: tail or wedge test for r's layer, then full
 // restarts with fresh draws until a candidate is accepted.
 func finish(o *wyrand, r uint32) float64 {
+	x, ok := candidate(r)
+	if ok {
+		return x
+	}
+	return finishRejected(o, r, x)
+}
+
+// finishRejected is finish for a draw r already known to be rejected, x
+// being its candidate (the AVX-512 path tests acceptance before calling).
+func finishRejected(o *wyrand, r uint32, x float64) float64 {
 	for {
 		idx := uint8(r)
-		x, ok := candidate(r)
-		if ok {
-			return x
-		}
 		if idx == 0 {
 			for {
 				xx := -detmath.Log(uniformOpen32(o.next32())) / zigR
@@ -241,22 +254,24 @@ func finish(o *wyrand, r uint32) float64 {
 			}
 		}
 		u := uniformOpen32(o.next32())
-		lhs := float64((zigF[idx-1]-zigF[idx])*u) + zigF[idx]
+		lhs := float64(zigDF[idx]*u) + zigF[idx]
+		rejected := false
 		if sq := &zigSq[idx]; sq.ok {
 			// Decide without Exp when lhs is clear of the squeeze band.
 			ax := math.Abs(x)
 			if lhs < sq.lo0+float64(sq.lo1*ax) {
 				return x
 			}
-			if lhs >= sq.hi0+float64(sq.hi1*ax) {
-				r = o.next32()
-				continue
-			}
+			rejected = lhs >= sq.hi0+float64(sq.hi1*ax)
 		}
-		if lhs < detmath.Exp(-0.5*x*x) {
+		if !rejected && lhs < detmath.Exp(-0.5*x*x) {
 			return x
 		}
 		r = o.next32()
+		var ok bool
+		if x, ok = candidate(r); ok {
+			return x
+		}
 	}
 }
 

@@ -57,9 +57,11 @@
 // bundle is usually larger than the page cache, and on virtual machines
 // filling the cache costs about as much CPU as computing the data. Such a
 // file's sha256 is taken from the staging buffers: from its first write of
-// 1 MiB or more, on a goroutine of its own that hashes them in order
-// behind the copies, and a buffer is refilled only once written and
-// hashed. Set
+// 1 MiB or more, on a goroutine of its own that hands them in order to
+// the process's hashing workers (hashpair.go: two files' pieces are hashed
+// together by internal/sha256x2, which keeps the SHA unit busy where one
+// message leaves it waiting), and a buffer is refilled only once written
+// and hashed. Set
 // BundleWriter.Buffered for plain buffered writes; with NoSync, or for
 // zstd files, writes are buffered anyway.
 //

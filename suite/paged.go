@@ -416,37 +416,49 @@ func newBlockBuf(dtype string, n int) *floatTensor {
 // produced straight into the tensor's queued buffers (their bytes are the
 // .npy data, once in little-endian order), saving a copy of the cache.
 func (s *kvSource) writeCache(t *tensorOut) error {
-	be := s.l.blockElems()
+	return writeCaches([]*tensorOut{t}, []*kvSource{s})
+}
+
+// writeCaches is writeCache for several sources of one layout, batch by
+// batch in lockstep (a batch of the key cache, then of the value cache):
+// their files' pieces then reach the hashing workers together and are
+// hashed in pairs (manifests: two messages keep the SHA unit busy, one
+// leaves it waiting), where one file after the other would hash alone.
+func writeCaches(ts []*tensorOut, srcs []*kvSource) error {
+	l, dt := srcs[0].l, srcs[0].dtype
+	be := l.blockElems()
 	batch := max(1, (1<<22)/be)
 	workers := defaultJobs()
-	sz := int(dtypeSize(s.dtype))
+	sz := int(dtypeSize(dt))
 	// Per-worker float32 scratch for the half dtypes' generator.
 	scratch := make([][]float32, workers)
 	for w := range scratch {
 		scratch[w] = make([]float32, be)
 	}
-	for p0 := 0; p0 < s.l.numBlk; p0 += batch {
-		p1 := min(s.l.numBlk, p0+batch)
-		raw, err := t.reserve((p1 - p0) * be * sz)
-		if err != nil {
-			return err
-		}
-		view := viewFloats(s.dtype, raw)
-		parallelChunks(workers, p1-p0, func(w, lo, hi int) {
-			for i := lo; i < hi; i++ {
-				ft := view.slice(i*be, (i+1)*be)
-				if ft.bits != nil {
-					ft.vals = scratch[w]
-				}
-				s.block(ft, p0+i, false)
-				if s.visit != nil {
-					s.visit(w, p0+i, ft)
-				}
+	for p0 := 0; p0 < l.numBlk; p0 += batch {
+		p1 := min(l.numBlk, p0+batch)
+		for k, s := range srcs {
+			raw, err := ts[k].reserve((p1 - p0) * be * sz)
+			if err != nil {
+				return err
 			}
-		})
-		toLittleEndian(raw, sz)
-		if err := t.submit(raw); err != nil {
-			return err
+			view := viewFloats(dt, raw)
+			parallelChunks(workers, p1-p0, func(w, lo, hi int) {
+				for i := lo; i < hi; i++ {
+					ft := view.slice(i*be, (i+1)*be)
+					if ft.bits != nil {
+						ft.vals = scratch[w]
+					}
+					s.block(ft, p0+i, false)
+					if s.visit != nil {
+						s.visit(w, p0+i, ft)
+					}
+				}
+			})
+			toLittleEndian(raw, sz)
+			if err := ts[k].submit(raw); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -555,26 +567,30 @@ func writeQueryCaches(c *caseCtx, l *layout, rows int, q *floatTensor, ks, vs *k
 		return err
 	}
 	cshape := []int64{int64(l.numBlk), int64(p.BS), int64(p.Hkv), int64(p.D)}
-	for _, src := range []struct {
-		name string
-		s    *kvSource
-	}{{"key_cache", ks}, {"value_cache", vs}} {
-		t, err := c.create(tensorSpec{name: src.name, role: roleInput, dtype: p.DType, shape: cshape})
-		if err != nil {
-			return err
-		}
-		if err := src.s.writeCache(t); err != nil {
-			t.abort()
-			return err
-		}
-		if err := t.close(); err != nil {
-			return err
-		}
-		if src.s == ks && keysDone != nil {
-			keysDone()
-		}
+	kt, err := c.create(tensorSpec{name: "key_cache", role: roleInput, dtype: p.DType, shape: cshape})
+	if err != nil {
+		return err
 	}
-	return nil
+	vt, err := c.create(tensorSpec{name: "value_cache", role: roleInput, dtype: p.DType, shape: cshape})
+	if err != nil {
+		kt.abort()
+		return err
+	}
+	// Both caches at once, so their hashes pair (writeCaches); the keys are
+	// complete (keysDone) when both are.
+	if err := writeCaches([]*tensorOut{kt, vt}, []*kvSource{ks, vs}); err != nil {
+		kt.abort()
+		vt.abort()
+		return err
+	}
+	if err := kt.close(); err != nil {
+		vt.abort()
+		return err
+	}
+	if keysDone != nil {
+		keysDone()
+	}
+	return vt.close()
 }
 
 // layoutInfo records the layout facts a reader of the manifest wants.
