@@ -87,8 +87,10 @@ type hashJob struct {
 }
 
 // hashAsideMin is the smallest write that moves a file's hashing to its
-// own goroutine (from then on every piece goes there, in order).
-const hashAsideMin = 1 << 20
+// own goroutine (from then on every piece goes there, in order), where it
+// can be hashed paired with another file's (hashpair.go): the suite's
+// writers emit 512 KiB pieces of half tensors.
+const hashAsideMin = 256 << 10
 
 // startHashing starts the file's hashing goroutine.
 func (d *directWriter) startHashing() {
