@@ -46,3 +46,42 @@ func TestPairedWriteConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPairedWrite hashes four 64 MiB files at once through the
+// pairing workers in 4 MiB pieces (SetBytes counts all four), against
+// BenchmarkHashPerFile: the same with one crypto/sha256 goroutine per file
+// (how files were hashed before the pairing).
+func BenchmarkPairedWrite(b *testing.B) { benchFiles(b, true) }
+
+func BenchmarkHashPerFile(b *testing.B) { benchFiles(b, false) }
+
+func benchFiles(b *testing.B, paired bool) {
+	const files, size, piece = 4, 64 << 20, 4 << 20
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte(i * 2654435761 >> 13)
+	}
+	b.SetBytes(files * size)
+	b.ReportAllocs()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for range files {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if paired {
+					d, done := sha256x2.New(), make(chan struct{}, 1)
+					for p := data; len(p) > 0; p = p[piece:] {
+						pairedWrite(d, p[:piece], done)
+					}
+					return
+				}
+				h := sha256.New()
+				for p := data; len(p) > 0; p = p[piece:] {
+					h.Write(p[:piece])
+				}
+			}()
+		}
+		wg.Wait()
+	}
+}
