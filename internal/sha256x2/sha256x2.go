@@ -54,23 +54,27 @@ func (d *Digest) Size() int      { return Size }
 func (d *Digest) BlockSize() int { return BlockSize }
 
 func (d *Digest) Write(p []byte) (int, error) {
-	n := len(p)
+	d.len += uint64(len(p))
+	d.write(p)
+	return len(p), nil
+}
+
+// write hashes p without counting it in d.len.
+func (d *Digest) write(p []byte) {
 	if p = d.fill(p); d.nx > 0 { // all of p went into the partial block
-		return n, nil
+		return
 	}
 	if whole := len(p) &^ (BlockSize - 1); whole > 0 {
 		block(&d.h, p[:whole])
 		p = p[whole:]
 	}
 	d.nx = copy(d.x[:], p)
-	return n, nil
 }
 
 // fill adds p's head to the pending partial block (hashing it when it
 // completes) and returns the rest of p; on return d.nx is 0 unless p was
 // used up.
 func (d *Digest) fill(p []byte) []byte {
-	d.len += uint64(len(p))
 	if d.nx == 0 {
 		return p
 	}
@@ -94,17 +98,11 @@ func (d *Digest) Sum(b []byte) []byte {
 		padLen += 64
 	}
 	binary.BigEndian.PutUint64(pad[1+padLen:], bitsLen)
-	c.writeNoLen(pad[:1+padLen+8])
+	c.write(pad[:1+padLen+8])
 	for _, v := range c.h {
 		b = binary.BigEndian.AppendUint32(b, v)
 	}
 	return b
-}
-
-func (c *Digest) writeNoLen(p []byte) {
-	l := c.len
-	c.Write(p)
-	c.len = l
 }
 
 // Pair writes pa to a and pb to b, as a.Write(pa) and b.Write(pb) would:
@@ -114,19 +112,17 @@ func Pair(a *Digest, pa []byte, b *Digest, pb []byte) {
 	if a == b {
 		panic("sha256x2: Pair of a digest with itself")
 	}
+	a.len += uint64(len(pa))
+	b.len += uint64(len(pb))
 	pa, pb = a.fill(pa), b.fill(pb)
 	if a.nx == 0 && b.nx == 0 {
-		n := min(len(pa), len(pb)) / BlockSize
-		if n > 0 {
+		if n := min(len(pa), len(pb)) / BlockSize; n > 0 {
 			block2(&a.h, &b.h, pa[:n*BlockSize], pb[:n*BlockSize])
 			pa, pb = pa[n*BlockSize:], pb[n*BlockSize:]
 		}
 	}
-	// The rest one at a time (fill already counted the lengths).
-	a.len -= uint64(len(pa))
-	b.len -= uint64(len(pb))
-	a.Write(pa)
-	b.Write(pb)
+	a.write(pa) // the rest one at a time
+	b.write(pb)
 }
 
 // blockGeneric is FIPS 180-4's compression, one block at a time.
